@@ -1,0 +1,3 @@
+from eagle3tui.cli import main
+
+raise SystemExit(main())
