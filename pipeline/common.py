@@ -1,0 +1,186 @@
+"""Small helpers shared by every pipeline stage.
+
+Atomic writes (temp file in the same directory, fsync, ``os.replace``) so a
+killed stage never leaves a file that looks complete; an argparse factory whose
+errors exit 2 with the usage line; tqdm progress tuned for log files; timestamped
+log lines; a SIGTERM flag for clean stops; and ``fail`` for user-facing errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar, overload
+
+T = TypeVar("T")
+
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "fsync_dir",
+    "make_parser",
+    "progress",
+    "log",
+    "install_sigterm_flag",
+    "fail",
+    "StageError",
+]
+
+
+class StageError(Exception):
+    """A user-facing stage failure: the message names the file/record and the fix.
+
+    Stage ``main`` functions catch it and call :func:`fail`, so library callers
+    get an exception while the CLI gets ``error: ...`` and exit code 1.
+    """
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """fsync a directory so a rename inside it survives a crash (no-op where unsupported)."""
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        # Some filesystems (and Windows) refuse fsync on directories; the
+        # rename is still atomic, only its durability is weaker.
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same dir, fsync, rename.
+
+    Readers see either the old file or the complete new one, never a prefix.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Same directory as the target: os.replace is only atomic within one filesystem.
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(target.parent)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (UTF-8, trailing newline) to ``path`` atomically."""
+    atomic_write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
+
+
+def make_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """Return an ArgumentParser for a stage CLI.
+
+    argparse already prints the usage line and exits 2 on bad arguments; this
+    only fixes ``prog`` (so usage reads ``python -m pipeline.x``, not ``__main__.py``)
+    and shows defaults in ``--help``.
+    """
+    return argparse.ArgumentParser(
+        prog=prog,
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+
+
+@overload
+def progress(iterable_or_total: Iterable[T], desc: str = ..., unit: str = ..., **kwargs: Any) -> Any: ...
+@overload
+def progress(iterable_or_total: int | None, desc: str = ..., unit: str = ..., **kwargs: Any) -> Any: ...
+
+
+def progress(iterable_or_total: Any, desc: str = "", unit: str = "it", **kwargs: Any) -> Any:
+    """A tqdm bar on stderr suited to log files the supervisor follows.
+
+    Pass an iterable to wrap it, or an int (or None) total to get a bar you
+    ``update()`` yourself. ``mininterval`` is 1 s so a log does not fill with
+    carriage-return frames; ``ascii`` is off because the supervisor parses the
+    standard tqdm format. Extra keyword arguments go to tqdm.
+    """
+    from tqdm import tqdm  # imported lazily: the eagle3tui core must not need tqdm
+
+    opts: dict[str, Any] = {
+        "desc": desc,
+        "unit": unit,
+        "file": sys.stderr,
+        "mininterval": 1.0,
+        "dynamic_ncols": False,
+        "smoothing": 0.1,
+    }
+    opts.update(kwargs)
+    if isinstance(iterable_or_total, int) or iterable_or_total is None:
+        return tqdm(total=iterable_or_total, **opts)
+    return tqdm(iterable_or_total, **opts)
+
+
+def log(msg: str, *, stream: Any = None) -> None:
+    """Print ``msg`` as one timestamped line (local time, ISO-like) and flush.
+
+    Goes to stderr by default so stdout stays free for machine-readable output.
+    """
+    out = stream if stream is not None else sys.stderr
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    print(f"[{stamp}] {msg}", file=out, flush=True)
+
+
+def install_sigterm_flag(also_sigint: bool = False) -> threading.Event:
+    """Install a SIGTERM handler that sets and returns an Event.
+
+    Stages poll ``flag.is_set()`` at safe points (between records/batches) and
+    stop cleanly instead of dying mid-write. A second SIGTERM after the flag is
+    set restores the default action and re-raises, so a stuck stage can still be
+    killed. Must be called from the main thread.
+    """
+    flag = threading.Event()
+
+    def _handler(signum: int, _frame: Any) -> None:
+        if flag.is_set():
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        flag.set()
+        log(f"received {signal.Signals(signum).name}; stopping at the next safe point")
+
+    signal.signal(signal.SIGTERM, _handler)
+    if also_sigint:
+        signal.signal(signal.SIGINT, _handler)
+    return flag
+
+
+def fail(msg: str, code: int = 1) -> NoReturn:
+    """Print ``error: msg`` to stderr and exit with ``code``."""
+    print(f"error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def iter_nonempty_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` for non-blank lines of a UTF-8 text file (1-based)."""
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                yield n, line

