@@ -50,7 +50,8 @@ def write_prepared(
     ``samples`` yields ``(id, input_ids, loss_mask)`` with equal lengths.
     ``meta`` is merged into the manifest (``tokenizer``, ``max_len``,
     ``chat_template_sha256`` and any stats); the counts and format are computed
-    here. An existing dataset at ``directory`` is replaced only once the new one
+    here. ``meta`` is read after ``samples`` is exhausted, so a generator may
+    add its final stats to it. An existing dataset at ``directory`` is replaced only once the new one
     is complete.
     """
     from safetensors.numpy import save_file
