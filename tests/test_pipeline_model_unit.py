@@ -1,0 +1,364 @@
+"""Fast tests of the model stages on tiny Llama models built from configs.
+
+Real files, real subprocesses for the CLIs; the tiny target is a randomly
+initialised 8-layer LlamaForCausalLM saved to a temp dir (no download).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from pipeline.eagle3_model import EXPORT_WEIGHT_NAMES, DraftConfig, Eagle3Draft, export_weight_shapes  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+VOCAB = 96
+HIDDEN = 32
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _run(args: list[str], check: bool = True, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([PY, "-m", *args], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args[0]} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def _tiny_config(n_layers: int = 8) -> DraftConfig:
+    return DraftConfig(hidden_size=HIDDEN, target_hidden_size=HIDDEN, intermediate_size=64, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=8, vocab_size=VOCAB, draft_vocab_size=48,
+                       num_target_layers=n_layers, aux_layers=[1, 3, 4])
+
+
+@pytest.fixture(scope="module")
+def tiny_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An 8-layer random Llama saved as a local HF model directory."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    d = tmp_path_factory.mktemp("tiny_target")
+    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=8,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      bos_token_id=1, eos_token_id=2, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    LlamaForCausalLM(cfg).save_pretrained(d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def tiny_prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """20 samples of 10..40 tokens with a repeating pattern (learnable), prompt part unmasked."""
+    from pipeline.prepared import write_prepared
+
+    d = tmp_path_factory.mktemp("prep") / "prepared"
+    g = torch.Generator().manual_seed(1)
+    samples = []
+    for i in range(20):
+        n = int(torch.randint(10, 41, (1,), generator=g))
+        base = torch.randint(3, VOCAB, (5,), generator=g)
+        ids = base.repeat(n // 5 + 1)[:n].tolist()
+        mask = [0] * 4 + [1] * (n - 4)
+        samples.append((f"s{i}", ids, mask))
+    write_prepared(d, samples, {"tokenizer": "tiny", "max_len": 64})
+    return d
+
+
+def _vocab_map(path: Path, prepared: Path, draft_vocab: int = 48) -> Path:
+    """d2t/t2d from token frequencies of the prepared data (what the vocab stage computes)."""
+    from safetensors.torch import save_file
+
+    from pipeline.prepared import PreparedDataset
+
+    ds = PreparedDataset(prepared)
+    counts = torch.bincount(torch.from_numpy(ds.input_ids.astype("int64")), minlength=VOCAB).float()
+    counts += torch.arange(VOCAB, 0, -1).float() * 1e-6  # deterministic tie-break
+    top = torch.sort(torch.topk(counts, draft_vocab).indices).values
+    d2t = top - torch.arange(draft_vocab)
+    t2d = torch.zeros(VOCAB, dtype=torch.bool)
+    t2d[top] = True
+    save_file({"d2t": d2t.long(), "t2d": t2d}, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_extracted(tmp_path_factory: pytest.TempPathFactory, tiny_target: Path, tiny_prepared: Path) -> Path:
+    out = tmp_path_factory.mktemp("ext") / "hidden"
+    _run(["pipeline.extract", "--prepared-data", str(tiny_prepared), "--out", str(out), "--model", str(tiny_target),
+          "--device", "cpu", "--shard-tokens", "150", "--batch-tokens", "256", "--disk-reserve-gb", "0"])
+    return out
+
+
+def test_ttt_training_rows_match_serving_chain() -> None:
+    """Step i of the TTT unroll at row t equals drafting i+1 tokens after a context ending at t."""
+    torch.manual_seed(0)
+    c = _tiny_config()
+    d = Eagle3Draft(c).eval()
+    d.d2t.copy_(torch.arange(c.draft_vocab_size) * 0 + 1)
+    L = 12
+    ids = torch.randint(0, VOCAB, (1, L))
+    aux = torch.randn(1, L, 3 * HIDDEN)
+    with torch.no_grad():
+        cache: list = []
+        hid = d.fuse(aux[:, : L - 1])
+        train_logits = []
+        pos = torch.arange(L - 1)[None]
+        pad = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
+        for i in range(3):
+            lg, hid = d.step(pad[:, 1 + i : L + i], hid, pos + i, cache)
+            train_logits.append(lg)
+        for t in (3, 7):
+            n = t + 1
+            cache2: list = []
+            lg, g = d.step(ids[:, 1 : n + 1], d.fuse(aux[:, :n]), torch.arange(n)[None], cache2)
+            assert torch.allclose(lg[0, -1], train_logits[0][0, t], atol=1e-5)
+            h = g[:, -1:]
+            for i in range(1, 3):
+                lg, h = d.step(ids[:, n + i : n + i + 1], h, torch.tensor([[n - 1 + i]]), cache2,
+                               query_index=torch.tensor([n - 1]))
+                assert torch.allclose(lg[0, -1], train_logits[i][0, t], atol=1e-5), (t, i)
+
+
+def test_extract_outputs_match_hf_hidden_states(tiny_extracted: Path, tiny_target: Path, tiny_prepared: Path) -> None:
+    """Shards hold outputs of layers (1, N/2-1, N-4) and the final normed state; manifest has both numberings."""
+    from transformers import LlamaForCausalLM
+
+    from pipeline.extract import ExtractedDataset
+    from pipeline.prepared import PreparedDataset
+
+    m = json.loads((tiny_extracted / "manifest.json").read_text())
+    assert m["layer_ids"] == {"output_0based": [1, 3, 4], "input_numbering_vllm_sglang": [2, 4, 5]}
+    assert m["num_samples"] == 20 and len(m["shards"]) > 3
+    model = LlamaForCausalLM.from_pretrained(tiny_target).eval()
+    ex = ExtractedDataset(tiny_extracted)
+    prep = PreparedDataset(tiny_prepared)
+    pos = {sid: i for i, sid in enumerate(prep.ids)}
+    for j in (0, 7, 19):
+        sid = ex.ids[j]
+        ids, mask, hs = ex[j]
+        _s, pids, pmask = prep[pos[sid]]
+        assert ids.tolist() == pids.tolist() and mask.tolist() == pmask.tolist()
+        with torch.no_grad():
+            out = model(input_ids=ids[None], output_hidden_states=True)
+        want = torch.stack([out.hidden_states[2], out.hidden_states[4], out.hidden_states[5],
+                            out.hidden_states[-1]], dim=2)[0].to(torch.bfloat16)
+        assert hs.dtype == torch.bfloat16 and hs.shape == (ids.numel(), 4, HIDDEN)
+        assert torch.allclose(hs.float(), want.float(), atol=2e-2)
+
+
+def test_extract_resume_redoes_torn_shard_only(tmp_path: Path, tiny_extracted: Path, tiny_target: Path,
+                                               tiny_prepared: Path) -> None:
+    import shutil
+
+    out = tmp_path / "hidden"
+    shutil.copytree(tiny_extracted, out)
+    shards = sorted(out.glob("shard-*.safetensors"))
+    original = {p.name: p.read_bytes() for p in shards}
+    torn, kept = shards[1], shards[2]
+    torn.write_bytes(original[torn.name][: len(original[torn.name]) // 2])  # a shard cut off mid-write
+    kept_mtime = kept.stat().st_mtime_ns
+    (out / "manifest.json").unlink()
+    proc = _run(["pipeline.extract", "--prepared-data", str(tiny_prepared), "--out", str(out), "--model",
+                 str(tiny_target), "--device", "cpu", "--shard-tokens", "150", "--batch-tokens", "256",
+                 "--disk-reserve-gb", "0"])
+    assert f"{torn.name} is torn" in proc.stderr
+    assert f"{len(shards) - 1} complete, 1 to do" in proc.stderr
+    assert torn.read_bytes() == original[torn.name]
+    assert kept.stat().st_mtime_ns == kept_mtime  # complete shards are not rewritten
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+
+
+def test_extract_sigterm_finishes_current_shard(tmp_path: Path, tiny_target: Path, tiny_prepared: Path) -> None:
+    out = tmp_path / "hidden"
+    args = ["pipeline.extract", "--prepared-data", str(tiny_prepared), "--out", str(out), "--model",
+            str(tiny_target), "--device", "cpu", "--shard-tokens", "40", "--batch-tokens", "40",
+            "--max-batch", "1", "--disk-reserve-gb", "0"]
+    proc = subprocess.Popen([PY, "-m", *args], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("shard-*.safetensors")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _stdout, stderr = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("extraction finished before SIGTERM arrived")
+    assert proc.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stderr
+    assert not (out / "manifest.json").exists()
+    assert not list(out.glob(".*partial"))
+    from pipeline.extract import plan_shards, shard_name, validate_shard
+    from pipeline.prepared import PreparedDataset
+
+    lengths = [int(x) for x in PreparedDataset(tiny_prepared).lengths()]
+    plan = plan_shards(lengths, 40)
+    present = sorted(out.glob("shard-*.safetensors"))
+    assert 0 < len(present) < len(plan)
+    for p in present:  # every shard on disk is whole
+        k = int(p.stem.split("-")[1])
+        assert validate_shard(out / shard_name(k), plan[k], lengths, HIDDEN) is None
+    _run(args)  # the rerun completes
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+
+
+def test_disk_check_refuses_when_too_small(tmp_path: Path) -> None:
+    import shutil
+
+    from pipeline.common import StageError
+    from pipeline.extract import check_disk, required_bytes
+
+    assert required_bytes(1000, 576) == 1000 * 4 * 576 * 2
+    free = shutil.disk_usage(tmp_path).free
+    with pytest.raises(StageError, match="not enough disk space"):
+        check_disk(tmp_path / "new", free + (1 << 30), reserve=0)
+    check_disk(tmp_path / "new", 1 << 20, reserve=0)
+
+
+def _train(out: Path, data: Path, vmap: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return _run(["pipeline.train", "--data", str(data), "--vocab-map", str(vmap), "--out", str(out),
+                 "--device", "cpu", "--batch-size", "4", "--max-steps", "8", "--save-every", "100",
+                 "--ttt-steps", "3", "--lr", "3e-3", "--warmup-steps", "2", *extra])
+
+
+def test_train_resume_reproduces_loss_curve(tmp_path: Path, tiny_extracted: Path, tiny_prepared: Path) -> None:
+    vmap = _vocab_map(tmp_path / "vocab.safetensors", tiny_prepared)
+    full = tmp_path / "full"
+    proc = _train(full, tiny_extracted, vmap)
+    assert "train: 8 steps" in proc.stdout
+    assert "loss=" in proc.stderr and "acc0=" in proc.stderr  # tqdm postfix
+    part = tmp_path / "part"
+    _train(part, tiny_extracted, vmap, "--stop-after-steps", "3")
+    assert (part / "checkpoint-0000003.pt").is_file()
+    _train(part, tiny_extracted, vmap, "--resume")
+    a = [json.loads(x) for x in (full / "metrics.jsonl").read_text().splitlines()]
+    b = [json.loads(x) for x in (part / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in b] == list(range(1, 9))
+    for ra, rb in zip(a, b):
+        assert ra["loss"] == pytest.approx(rb["loss"], rel=1e-5, abs=1e-6), (ra, rb)
+        assert ra["lr"] == pytest.approx(rb["lr"])
+    assert a[-1]["loss"] < a[0]["loss"]  # it learns
+    ca = torch.load(full / "checkpoint-0000008.pt", weights_only=False)["model"]
+    cb = torch.load(part / "checkpoint-0000008.pt", weights_only=False)["model"]
+    for k in ca:
+        assert torch.allclose(ca[k].float(), cb[k].float(), atol=1e-6), k
+
+
+@pytest.fixture(scope="module")
+def tiny_draft(tmp_path_factory: pytest.TempPathFactory, tiny_extracted: Path, tiny_prepared: Path) -> Path:
+    d = tmp_path_factory.mktemp("draft")
+    vmap = _vocab_map(d / "vocab.safetensors", tiny_prepared)
+    _train(d / "ckpt", tiny_extracted, vmap)
+    proc = _run(["pipeline.export", "export", "--checkpoint", str(d / "ckpt"), "--out", str(d / "draft"),
+                 "--extraction", str(tiny_extracted)])
+    assert "check: ok" in proc.stdout
+    return d / "draft"
+
+
+def test_export_layout_names_and_shapes(tiny_draft: Path) -> None:
+    from safetensors import safe_open
+
+    cfg = json.loads((tiny_draft / "config.json").read_text())
+    assert cfg["architectures"] == ["LlamaForCausalLMEagle3"] and cfg["model_type"] == "llama"
+    assert cfg["num_hidden_layers"] == 1 and cfg["draft_vocab_size"] == 48 and cfg["target_hidden_size"] == HIDDEN
+    # vLLM reads the top-level list as layer inputs; SGLang adds one to the nested list.
+    assert cfg["eagle_aux_hidden_state_layer_ids"] == [2, 4, 5]
+    assert cfg["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [1, 3, 4]
+    with safe_open(str(tiny_draft / "model.safetensors"), framework="pt") as fh:
+        names = list(fh.keys())
+        tensors = {k: fh.get_tensor(k) for k in names}
+    assert sorted(names) == sorted(EXPORT_WEIGHT_NAMES)
+    shapes = export_weight_shapes(DraftConfig(hidden_size=HIDDEN, target_hidden_size=HIDDEN, intermediate_size=64,
+                                              num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                                              vocab_size=VOCAB, draft_vocab_size=48))
+    for k, t in tensors.items():
+        assert tuple(t.shape) == shapes[k], k
+    assert tensors["fc.weight"].shape == (HIDDEN, 3 * HIDDEN)
+    assert tensors["midlayer.self_attn.q_proj.weight"].shape == (32, 2 * HIDDEN)
+    assert tensors["d2t"].dtype == torch.int64 and tensors["t2d"].dtype == torch.bool
+    assert tensors["lm_head.weight"].dtype == torch.bfloat16
+
+
+def _mutate(src: Path, dst: Path, cfg_fn=None, w_fn=None) -> Path:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(src, dst)
+    if cfg_fn:
+        cfg = json.loads((dst / "config.json").read_text())
+        cfg_fn(cfg)
+        (dst / "config.json").write_text(json.dumps(cfg))
+    if w_fn:
+        w = load_file(str(dst / "model.safetensors"))
+        w_fn(w)
+        save_file(w, str(dst / "model.safetensors"))
+    return dst
+
+
+def test_check_catches_wrong_layer_id(tmp_path: Path, tiny_draft: Path, tiny_extracted: Path) -> None:
+    def nested_only_inputs(c: dict) -> None:  # the classic mistake: input numbering in the nested key
+        del c["eagle_aux_hidden_state_layer_ids"]
+        c["eagle_config"]["eagle_aux_hidden_state_layer_ids"] = [2, 4, 5]
+
+    bad = _mutate(tiny_draft, tmp_path / "d1", cfg_fn=nested_only_inputs)
+    proc = _run(["pipeline.export", "check", str(bad), "--extraction", str(tiny_extracted)], check=False)
+    assert proc.returncode == 1
+    assert "sglang would feed the draft the outputs of layers [2, 4, 5]" in proc.stdout
+    assert "key 'eagle_aux_hidden_state_layer_ids': missing" in proc.stdout
+
+    bad2 = _mutate(tiny_draft, tmp_path / "d2", cfg_fn=lambda c: c.update(eagle_aux_hidden_state_layer_ids=[1, 3, 4]))
+    proc = _run(["pipeline.export", "check", str(bad2), "--extraction", str(tiny_extracted)], check=False)
+    assert proc.returncode == 1 and "vllm would feed the draft the outputs of layers [0, 2, 3]" in proc.stdout
+
+
+def test_check_catches_wrong_draft_vocab_size(tmp_path: Path, tiny_draft: Path, tiny_extracted: Path) -> None:
+    bad = _mutate(tiny_draft, tmp_path / "d", cfg_fn=lambda c: c.update(draft_vocab_size=64))
+    proc = _run(["pipeline.export", "check", str(bad), "--extraction", str(tiny_extracted)], check=False)
+    assert proc.returncode == 1
+    assert "weight 'lm_head.weight' has shape (48, 32), expected (64, 32)" in proc.stdout
+
+
+def test_check_catches_missing_d2t(tmp_path: Path, tiny_draft: Path, tiny_extracted: Path) -> None:
+    bad = _mutate(tiny_draft, tmp_path / "d", w_fn=lambda w: w.pop("d2t"))
+    proc = _run(["pipeline.export", "check", str(bad), "--extraction", str(tiny_extracted)], check=False)
+    assert proc.returncode == 1 and "weight 'd2t' is missing" in proc.stdout
+    bad2 = _mutate(tiny_draft, tmp_path / "e", w_fn=lambda w: w.update(extra_bias=torch.zeros(3)))
+    proc = _run(["pipeline.export", "check", str(bad2), "--extraction", str(tiny_extracted)], check=False)
+    assert proc.returncode == 1 and "unexpected weight 'extra_bias'" in proc.stdout
+
+
+def test_evaluate_is_lossless_on_tiny_target(tmp_path: Path, tiny_draft: Path, tiny_target: Path,
+                                             tiny_prepared: Path) -> None:
+    out = tmp_path / "eval.json"
+    proc = _run(["pipeline.evaluate", "--draft", str(tiny_draft), "--model", str(tiny_target), "--prepared-data",
+                 str(tiny_prepared), "--num-prompts", "4", "--max-new-tokens", "24", "--device", "cpu",
+                 "--eos", "-1", "--out", str(out)])
+    assert "evaluate: K=3 acceptance length" in proc.stdout and "evaluate: K=7" in proc.stdout
+    res = json.loads(out.read_text())
+    for name, r in res["methods"].items():
+        assert r["lossless"] == "4/4", name
+        assert 1.0 <= r["acceptance_length"] <= 1 + r["k"]
+        assert len(r["per_position_acceptance"]) == r["k"]
+        pp = r["per_position_acceptance"]
+        assert all(pp[j] >= pp[j + 1] for j in range(len(pp) - 1))  # a later token needs all earlier ones
+
+
+def test_cli_usage_errors_exit_2() -> None:
+    for mod in ("pipeline.extract", "pipeline.train", "pipeline.export", "pipeline.evaluate"):
+        proc = _run([mod], check=False)
+        assert proc.returncode == 2, mod
+        assert "usage: python -m " + mod in proc.stderr
