@@ -230,6 +230,7 @@ class RegenerateStats:
     completion_tokens: int = 0
     retries: int = 0
     wall_s: float = 0.0
+    client_cpu_s: float = 0.0  # this process's CPU time during the run: the client's overhead
     stopped: str | None = None
 
     def summary(self) -> str:
@@ -443,6 +444,7 @@ async def _run(cfg: RegenerateConfig, pending: list[dict[str, Any]], stats: Rege
     results: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
     rr = 0
     t_start = time.monotonic()
+    cpu_start = time.process_time()
     bar = progress(len(pending), desc="regenerate", unit="sample", disable=not cfg.show_progress)
 
     async def worker() -> None:
@@ -551,8 +553,9 @@ async def _run(cfg: RegenerateConfig, pending: list[dict[str, Any]], stats: Rege
     finally:
         stop_wait.cancel()
         bar.close()
-        stats.wall_s = time.monotonic() - t_start
         pool.shutdown(wait=True)
+        stats.wall_s = time.monotonic() - t_start
+        stats.client_cpu_s = time.process_time() - cpu_start
         os.close(out_fd)
         os.close(err_fd)
         for srv in servers:
