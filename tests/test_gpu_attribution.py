@@ -123,3 +123,27 @@ def test_stage_memory_drops_to_zero_when_its_process_exits(stage_tree) -> None:
     nvml.gpus[0].processes.clear()  # the driver releases the memory of a dead process
     a = attribute(sampler.sample(), {"extract": root})
     assert a.stages["extract"].bytes == 0 and a.other == []
+
+
+def test_proc_walk_matches_psutil_and_survives_odd_process_names(stage_tree) -> None:
+    from eagle3tui.gpu.attribution import _ancestors, _ancestors_psutil
+
+    root, child, grandchild = stage_tree
+    assert _ancestors(grandchild)[:3] == [grandchild, child, root]
+    assert _ancestors(grandchild) == _ancestors_psutil(grandchild)
+    # A process may name itself anything, ") 1 2" included: the parse must not break.
+    code = ("import time\nopen('/proc/self/comm', 'w').write(') 7 8 (x')\n"
+            "print('ok', flush=True)\ntime.sleep(60)\n")
+    odd = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert odd.stdout is not None and odd.stdout.readline().strip() == "ok"
+        assert psutil.Process(odd.pid).name() == ") 7 8 (x"
+        chain = _ancestors(odd.pid)
+        assert chain[:2] == [odd.pid, psutil.Process().pid]
+        assert chain == _ancestors_psutil(odd.pid)
+    finally:
+        odd.kill()
+        odd.wait(5)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert _ancestors(gone.pid) == [] and _ancestors_psutil(gone.pid) == []
