@@ -1,0 +1,169 @@
+"""``eagle3tui classify [--estimate DURATION] [--rules FILE] [--json] [--all] PATH|-``.
+
+Classifies a finished log offline with the same monitor the supervisor uses.
+Exit status: 0, or 1 if any fatal event was found (2 for bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from typing import TextIO
+
+from eagle3tui.errors import ConfigError
+from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.monitor import StageLogMonitor, describe_progress
+from eagle3tui.logs.rules import build_ruleset, load_rules_file
+
+try:
+    from eagle3tui.durations import parse_duration
+except ImportError:  # pragma: no cover - the lead's module is the real one
+    def parse_duration(text: str | int | float) -> float:  # type: ignore[misc]
+        return float(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add classify's arguments to ``parser`` (used by eagle3tui's CLI)."""
+    parser.add_argument("path", metavar="PATH|-", help="log file to classify, or - for standard input")
+    parser.add_argument(
+        "--estimate",
+        metavar="DURATION",
+        help='expected duration of the progress bar/stage ("22m", "1h30m"), for ETA drift',
+    )
+    parser.add_argument("--rules", metavar="FILE", help="TOML file with extra [[rule]] tables")
+    parser.add_argument("--json", action="store_true", help="one JSON object per event, one per line")
+    parser.add_argument("--all", action="store_true", help="include info events")
+    parser.add_argument("--stage", help="stage name, for rules limited to some stages")
+
+
+def _fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(round(seconds))
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    # Log text is untrusted: show control characters escaped, never raw.
+    t = text.replace("\n", " | ")
+    t = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in t)
+    return t if len(t) <= limit else t[: limit - 1] + "…"
+
+
+def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all: bool) -> None:
+    counts = mon.counts
+    kinds = ("fatal", "warning", "benign", "info", "progress")
+    out.write(
+        f"{mon.path}: {mon.line_no} lines; "
+        + ", ".join(f"{counts.get(k, 0)} {k}" for k in kinds)
+        + "\n"
+    )
+    fatal = [e for e in events if e.kind == "fatal"]
+    if fatal:
+        out.write("\nFATAL\n")
+        for e in fatal:
+            where = f"line {e.line}" if e.end_line == e.line else f"lines {e.line}-{e.end_line}"
+            who = f" [{e.worker}]" if e.worker else ""
+            out.write(f"  {where}{who} ({e.rule}): {_one_line(e.text)}\n")
+            out.write(f"    {e.explanation}\n")
+            if e.action:
+                out.write(f"    fix: {e.action}\n")
+    for kind in ("warning", "benign") + (("info",) if show_all else ()):
+        group: dict[str, list[LogEvent]] = defaultdict(list)
+        for e in events:
+            if e.kind == kind:
+                group[e.rule].append(e)
+        if not group:
+            continue
+        out.write(f"\n{kind.upper()}\n")
+        for rule, evs in group.items():
+            first = evs[0]
+            lines = ", ".join(str(e.line) for e in evs[:5]) + (", …" if len(evs) > 5 else "")
+            out.write(f"  {rule} ×{len(evs)} (line {lines}): {_one_line(first.text)}\n")
+            out.write(f"    {first.explanation}\n")
+    p = mon.progress
+    if p is not None:
+        out.write(f"\nLAST PROGRESS (line {mon.progress_line}): {describe_progress(p)}")
+        if p.rate:
+            out.write(f" at {p.rate:.3g} {p.unit}/s" if p.rate >= 1 else f" at {1 / p.rate:.3g} s/{p.unit}")
+        eta = mon.eta
+        if eta is not None and eta.projected_s is not None:
+            out.write(f"; projected {_fmt(eta.projected_s)}, remaining {_fmt(eta.remaining_s)}")
+            if eta.drift is not None:
+                out.write(f", estimate {_fmt(eta.estimate_s)}, drift {eta.drift:+.0%}")
+        out.write("\n")
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run classify with parsed ``args``; returns the exit status."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    estimate = None
+    if args.estimate:
+        try:
+            estimate = parse_duration(args.estimate)
+        except ValueError as e:
+            err.write(f"eagle3tui classify: --estimate: {e}\n")
+            return 2
+    try:
+        user = load_rules_file(args.rules) if args.rules else []
+        rules = build_ruleset(user, args.rules or "pipeline.toml")
+    except ConfigError as e:
+        err.write(f"eagle3tui classify: {e}\n")
+        return 2
+    tmp = None
+    path = args.path
+    if path == "-":
+        # Standard input may be a pipe: spool it so the monitor can follow a file.
+        fd, tmp = tempfile.mkstemp(prefix="eagle3tui-classify-", suffix=".log")
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        path = tmp
+    elif not os.path.isfile(path):
+        err.write(f"eagle3tui classify: {path}: no such file; give a log file or - for standard input\n")
+        return 2
+    try:
+        mon = StageLogMonitor(
+            path,
+            rules=rules,
+            stage=getattr(args, "stage", None),
+            estimate_s=estimate,
+            progress_events=bool(args.json),
+            progress_mode="all" if args.json else "sample",
+            include_info=bool(args.all),
+            went_on_s=0.0,
+        )
+        events = mon.poll()
+        events += mon.finish(exit_code=None)
+        events.sort(key=lambda e: (e.line, e.end_line))
+        if tmp is not None:
+            mon.path = "<stdin>"
+        if args.json:
+            for e in events:
+                out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+        else:
+            _summary(events, mon, out, bool(args.all))
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+    return 1 if mon.counts.get("fatal", 0) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m eagle3tui.logs.classify_cli``."""
+    parser = argparse.ArgumentParser(
+        prog="eagle3tui classify", description="Classify a log offline: errors, their meaning, progress."
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""ETA and drift against an estimate, from a robust per-item time.
+
+tqdm's own rate is an exponential average that the first, cached item drags
+around (the seed run's shard 1 loaded at 1.79 it/s, the rest at ~27-30 s/it).
+Here the time per item is the median of the recent per-item intervals plus
+the bar's latest reported rate, so one outlier in either moves it little.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from eagle3tui.logs.progress import ProgressUpdate
+
+
+@dataclass(frozen=True, slots=True)
+class Eta:
+    """Projection for the current progress bar.
+
+    ``projected_s`` = elapsed + remaining; ``drift`` = projected/estimate - 1
+    (None without an estimate).
+    """
+
+    elapsed_s: float
+    remaining_s: float | None
+    projected_s: float | None
+    time_per_item: float | None
+    drift: float | None
+    estimate_s: float | None
+
+
+class EtaTracker:
+    """Feed :class:`ProgressUpdate` s; read :attr:`eta`.
+
+    :meth:`feed` returns True when drift first rises above
+    ``drift_threshold`` (once per crossing: it re-arms when drift falls back
+    below 80 % of the threshold).
+    """
+
+    def __init__(self, estimate_s: float | None = None, drift_threshold: float = 0.25, window: int = 9) -> None:
+        self.estimate_s = estimate_s
+        self.drift_threshold = drift_threshold
+        self.window = window
+        self.eta: Eta | None = None
+        self._key: tuple[str, float | None] | None = None
+        self._t0: float | None = None  # wall clock of the bar's first sample
+        self._base: tuple[float, float] | None = None  # (t, n) of the last interval end
+        self._intervals: list[float] = []
+        self._first_interval: float | None = None
+        self._armed = True
+
+    def reset(self) -> None:
+        """Forget the current bar (a new bar started)."""
+        self._key = None
+        self._t0 = None
+        self._base = None
+        self._intervals = []
+        self._first_interval = None
+        self.eta = None
+
+    @property
+    def time_per_item(self) -> float | None:
+        """Current robust seconds per item, if known."""
+        return self.eta.time_per_item if self.eta else None
+
+    def feed(self, upd: ProgressUpdate, now: float) -> bool:
+        """Add one observation at wall-clock ``now``; True on a drift crossing."""
+        if upd.n is None:
+            return False
+        # Not keyed by worker: tensor-parallel workers draw the same bar.
+        key = (upd.desc, upd.total)
+        if key != self._key or (self._base is not None and upd.n < self._base[1]):
+            self.reset()
+            self._key = key
+        if self._t0 is None:
+            self._t0 = now - (upd.elapsed_s or 0.0)
+        t = upd.elapsed_s if upd.elapsed_s is not None else now - self._t0
+        n = upd.n
+        if self._base is None:
+            self._base = (t, n)
+        else:
+            bt, bn = self._base
+            if bn == 0 and n > 0:
+                # The first item is often served from a cache (the seed run's
+                # shard 1 took under a second, the rest ~27-30 s): keep it
+                # out of the median, and start intervals after it.
+                if t > bt:
+                    self._first_interval = (t - bt) / n
+                self._base = (t, n)
+            elif n > bn and t > bt:
+                # Both must advance: tqdm prints whole seconds, so two updates
+                # in one second merge into a longer interval instead of a 0.
+                self._intervals.append((t - bt) / (n - bn))
+                del self._intervals[: -self.window]
+                self._base = (t, n)
+        samples = list(self._intervals)
+        reported = 1.0 / upd.rate if upd.rate else None
+        if reported is not None:
+            samples.append(reported)
+        if not self._intervals and self._first_interval is not None and reported is None:
+            samples.append(self._first_interval)
+        tpi: float | None
+        if samples:
+            tpi = statistics.median(samples)
+        elif n > 0 and t > 0:
+            tpi = t / n
+        else:
+            tpi = None
+        remaining: float | None = None
+        if upd.total is not None:
+            left = max(upd.total - n, 0.0)
+            if not self._intervals and upd.remaining_s is not None:
+                # One sample only: the bar's own remaining time is the best guess.
+                remaining = upd.remaining_s
+            elif tpi is not None:
+                remaining = left * tpi
+        projected = t + remaining if remaining is not None else None
+        drift = projected / self.estimate_s - 1.0 if projected is not None and self.estimate_s else None
+        self.eta = Eta(t, remaining, projected, tpi, drift, self.estimate_s)
+        if drift is None:
+            return False
+        if drift > self.drift_threshold and self._armed:
+            self._armed = False
+            return True
+        if drift < self.drift_threshold * 0.8:
+            self._armed = True
+        return False

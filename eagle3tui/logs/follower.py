@@ -1,0 +1,461 @@
+"""Follow a growing log file: incremental reads, ``\\r`` progress bars, rotation.
+
+Two ways to read:
+
+* :meth:`LogFollower.poll` returns one :class:`LogLine` per ``\\r`` segment of
+  every new physical line (convenient, a Python object per segment);
+* :meth:`LogFollower.read_chunk` returns a :class:`Chunk` of raw complete
+  lines as bytes (ANSI already stripped), for the monitor's fast path that
+  touches only the few lines a rule or progress marker points at.
+
+Memory is bounded whatever the file holds: reads are at most ``block_size``
+bytes, and the unfinished last line (a progress bar that only ever writes
+``\\r``) is cut to its last ``max_line`` bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
+# its repeated classes are disjoint from what follows them ([0-?] then [ -/]
+# then one final byte in [@-~]), so a failed attempt gives back at most the
+# parameter run of that one sequence, and runs of different ESCs don't overlap.
+# OSC strings stop at BEL, ESC or a newline so one bad sequence can't swallow
+# the rest of the log. A lone ESC that starts nothing known is dropped.
+_ANSI_BYTES = re.compile(
+    rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?"
+)
+_ANSI_STR = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?"
+)
+
+
+def strip_ansi(text: str) -> str:
+    """Return ``text`` without ANSI escape sequences (colours, cursor moves)."""
+    if "\x1b" not in text:
+        return text
+    return _ANSI_STR.sub("", text)
+
+
+def strip_ansi_bytes(data: bytes) -> bytes:
+    """Bytes version of :func:`strip_ansi`."""
+    if b"\x1b" not in data:
+        return data
+    return _ANSI_BYTES.sub(b"", data)
+
+
+@dataclass(slots=True)
+class LogLine:
+    """One displayable piece of a log.
+
+    ``no`` is the 1-based physical line. A tqdm bar writes many ``\\r``
+    segments into one physical line: each is a LogLine, all but the last have
+    ``is_update=True`` (superseded on screen by the next one).
+    """
+
+    no: int
+    text: str
+    is_update: bool
+    offset: int
+
+
+@dataclass(slots=True)
+class Chunk:
+    """Complete physical lines read in one go (the monitor's fast path).
+
+    ``data`` holds whole lines, each ending in ``\\n``, ANSI stripped, still
+    bytes (decoded only where needed). ``first_no`` is the line number of its
+    first line. ``updates`` are ``\\r`` segments of the still-open last line.
+    """
+
+    data: bytes
+    first_no: int
+    start_offset: int
+    end_offset: int
+    updates: list[LogLine] = field(default_factory=list)
+    reset: bool = False  # the file was truncated or replaced before this chunk
+
+
+class LogFollower:
+    """Read a log file incrementally from a byte offset.
+
+    ``offset`` is the number of bytes consumed so far (what a restarted
+    supervisor passes back in); ``line_no`` counts complete physical lines.
+    Truncation (size < offset: copytruncate, or the job re-created the file)
+    restarts at 0. Rotation (the path now names another inode) finishes the
+    old file, then starts the new one from 0. Line numbers restart with the
+    new file so they match what a person sees when opening it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        offset: int = 0,
+        *,
+        line_no: int = 0,
+        max_line: int = 64 * 1024,
+        block_size: int = 1 << 20,
+        max_updates: int = 256,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.offset = offset
+        self.line_no = line_no
+        self.max_line = max_line
+        self.block_size = block_size
+        self.max_updates = max_updates
+        self.resets = 0  # truncations + rotations seen
+        self.cut_bytes = 0  # bytes dropped from over-long lines
+        self._fh: object | None = None
+        self._ident: tuple[int, int] | None = None
+        self._pending = b""  # unfinished last line (raw, not yet stripped)
+        self._pending_cut = False
+        self._pending_start = offset  # file offset where the pending bytes begin
+        self._reset_flag = False
+        self._rotated_tail = b""
+
+    # -- file handling -------------------------------------------------
+    def close(self) -> None:
+        """Close the underlying file (reopened on the next read)."""
+        if self._fh is not None:
+            self._fh.close()  # type: ignore[attr-defined]
+            self._fh = None
+
+    def __enter__(self) -> LogFollower:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _restart(self) -> None:
+        self.offset = 0
+        self.line_no = 0
+        self._pending = b""
+        self._pending_cut = False
+        self._pending_start = 0
+        self.resets += 1
+        self._reset_flag = True
+
+    def _open(self) -> bool:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - kept open across polls
+        except (FileNotFoundError, PermissionError):
+            return False
+        st = os.fstat(fh.fileno())
+        self._fh = fh
+        self._ident = (st.st_dev, st.st_ino)
+        if st.st_size < self.offset:
+            # Shorter than where we stopped: the file was re-created or
+            # truncated while nobody was looking.
+            self._restart()
+        fh.seek(self.offset)
+        return True
+
+    def _read_raw(self) -> bytes:
+        """Next raw bytes, handling truncation and rotation; b"" if none."""
+        if self._fh is None and not self._open():
+            return b""
+        fh = self._fh
+        assert fh is not None
+        try:
+            st = os.stat(self.path)
+            ident: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except FileNotFoundError:
+            st = None
+            ident = None
+        if ident is not None and ident == self._ident:
+            if st is not None and st.st_size < self.offset:
+                self._restart()
+                fh.seek(0)  # type: ignore[attr-defined]
+            return fh.read(self.block_size)  # type: ignore[attr-defined,no-any-return]
+        # Rotated (renamed away, new file at the path) or deleted: finish the
+        # old file through the descriptor we still hold, then switch.
+        data: bytes = fh.read(self.block_size)  # type: ignore[attr-defined]
+        if data:
+            return data
+        if ident is None:
+            return b""  # deleted, nothing new yet: keep the old descriptor
+        self.close()
+        tail = self._flush_pending_as_line()
+        self._restart()
+        if not self._open():
+            return b""
+        self._rotated_tail = tail
+        return b""
+
+    def _flush_pending_as_line(self) -> bytes:
+        # The old file ended without a newline: its last line is complete now.
+        if not self._pending:
+            return b""
+        data = self._pending + b"\n"
+        self._pending = b""
+        return data
+
+    # -- fast path --------------------------------------------------------
+    def read_chunk(self) -> Chunk | None:
+        """Read up to ``block_size`` new bytes; None when nothing is new."""
+        self._rotated_tail = b""
+        start_no = self.line_no
+        raw = self._read_raw()
+        rotated_tail = self._rotated_tail
+        if rotated_tail:
+            # Lines of the old file's unfinished last line, numbered in the old
+            # file; report them before the new file's first chunk (which then
+            # carries reset=True).
+            return Chunk(
+                data=strip_ansi_bytes(rotated_tail),
+                first_no=start_no + 1,
+                start_offset=0,
+                end_offset=0,
+            )
+        if self._reset_flag:
+            start_no = self.line_no
+        if not raw:
+            if self._reset_flag:
+                self._reset_flag = False
+                return Chunk(b"", 1, 0, 0, reset=True)
+            return None
+        read_start = self.offset
+        self.offset += len(raw)
+        buf = self._pending + raw if self._pending else raw
+        buf_start = self._pending_start if self._pending else read_start
+        cut = buf.rfind(b"\n")
+        updates: list[LogLine] = []
+        if cut < 0:
+            complete = b""
+            self._pending = buf
+        else:
+            complete = buf[: cut + 1]
+            self._pending = buf[cut + 1 :]
+            self._pending_start = buf_start + cut + 1
+            self._pending_cut = False
+            self.line_no += complete.count(b"\n")
+        if self._pending:
+            updates = self._take_pending_updates()
+        reset = self._reset_flag
+        self._reset_flag = False
+        return Chunk(
+            data=strip_ansi_bytes(complete),
+            first_no=start_no + 1,
+            start_offset=buf_start,
+            end_offset=buf_start + len(complete),
+            updates=updates,
+            reset=reset,
+        )
+
+    def _take_pending_updates(self) -> list[LogLine]:
+        """Emit finished ``\\r`` segments of the open line; bound its size."""
+        pend = self._pending
+        updates: list[LogLine] = []
+        r = pend.rfind(b"\r")
+        if r >= 0:
+            # Everything before the last \r has been overwritten on screen:
+            # each segment is an update. Only the newest few are kept, since
+            # only the latest matters for display.
+            head = pend[:r]
+            segs = head.split(b"\r")
+            if len(segs) > self.max_updates:
+                segs = segs[-self.max_updates :]
+            no = self.line_no + 1
+            for seg in segs:
+                if seg.strip():
+                    text = strip_ansi(seg.decode("utf-8", "replace"))
+                    updates.append(LogLine(no, text, True, self._pending_start))
+            self._pending_start += r
+            pend = pend[r:]
+        if len(pend) > self.max_line:
+            # A "line" that never ends: keep its tail, which holds the latest
+            # state of whatever is being drawn.
+            drop = len(pend) - self.max_line
+            self.cut_bytes += drop
+            pend = pend[drop:]
+            self._pending_start += drop
+            self._pending_cut = True
+        self._pending = pend
+        return updates
+
+    def pending_text(self) -> str:
+        """The unfinished last segment, as it currently shows on screen."""
+        seg = self._pending.rsplit(b"\r", 1)[-1]
+        return strip_ansi(seg.decode("utf-8", "replace")).rstrip("\n")
+
+    # -- convenience path -------------------------------------------------
+    def poll(self) -> list[LogLine]:
+        """Read everything new; one LogLine per ``\\r`` segment.
+
+        A complete line ending ``\\r\\n`` counts as a plain line. Invalid
+        UTF-8 becomes U+FFFD; ANSI sequences are removed.
+        """
+        out: list[LogLine] = []
+        while True:
+            chunk = self.read_chunk()
+            if chunk is None:
+                return out
+            out.extend(iter_chunk_lines(chunk, self.max_line))
+            out.extend(chunk.updates)
+
+
+def split_segments(line: str) -> list[str]:
+    """Non-empty ``\\r`` segments of one physical line (no trailing newline)."""
+    if "\r" not in line:
+        return [line] if line else []
+    return [s for s in line.split("\r") if s.strip()]
+
+
+def iter_chunk_lines(chunk: Chunk, max_line: int = 64 * 1024) -> Iterable[LogLine]:
+    """Expand a chunk into LogLines (every segment of every line)."""
+    no = chunk.first_no
+    offset = chunk.start_offset
+    for raw in chunk.data.split(b"\n")[:-1]:
+        text = raw.decode("utf-8", "replace")
+        if len(text) > max_line:
+            text = text[-max_line:]
+        segs = split_segments(text)
+        last = len(segs) - 1
+        for i, seg in enumerate(segs):
+            yield LogLine(no, seg, i < last, offset)
+        no += 1
+        offset += len(raw) + 1
+
+
+class LogWatcher:
+    """Sets :attr:`changed` when any watched file changes.
+
+    Uses watchdog (inotify on Linux) on the files' directories; where that is
+    unavailable (no watchdog, out of inotify watches, a network filesystem)
+    it falls back to a thread that stats the files every ``poll_interval``.
+    ``mode`` says which one is in use.
+    """
+
+    def __init__(
+        self,
+        paths: Iterable[str | os.PathLike[str]] = (),
+        *,
+        poll_interval: float = 0.25,
+        use_inotify: bool = True,
+    ) -> None:
+        self.changed = threading.Event()
+        self.poll_interval = poll_interval
+        self._paths: set[str] = {os.path.abspath(os.fspath(p)) for p in paths}
+        self._lock = threading.Lock()
+        self._observer: object | None = None
+        self._watched_dirs: dict[str, object] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._use_inotify = use_inotify
+        self.mode = "stopped"
+
+    def start(self) -> LogWatcher:
+        """Start watching; returns self."""
+        if self._use_inotify and self._start_watchdog():
+            self.mode = "inotify"
+        else:
+            self.mode = "polling"
+        # The stat thread runs in both modes (slowly with inotify) so that a
+        # missed event (e.g. a file on NFS) costs a delay, not a hang.
+        interval = self.poll_interval if self.mode == "polling" else max(self.poll_interval, 1.0)
+        self._thread = threading.Thread(
+            target=self._poll_loop, args=(interval,), name="LogWatcher", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _start_watchdog(self) -> bool:
+        try:
+            from watchdog.events import FileSystemEvent, FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return False
+        watcher = self
+
+        class _Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                paths = {os.fsdecode(event.src_path)}
+                dest = getattr(event, "dest_path", "")
+                if dest:
+                    paths.add(os.fsdecode(dest))
+                with watcher._lock:
+                    hit = bool(paths & watcher._paths)
+                if hit:
+                    watcher.changed.set()
+
+        try:
+            obs = Observer()
+            self._handler = _Handler()
+            self._observer = obs
+            with self._lock:
+                dirs = {os.path.dirname(p) for p in self._paths}
+            for d in dirs:
+                self._watch_dir(d)
+            obs.start()
+        except OSError:
+            self._observer = None
+            return False
+        return True
+
+    def _watch_dir(self, d: str) -> None:
+        if self._observer is None or d in self._watched_dirs or not os.path.isdir(d):
+            return
+        self._watched_dirs[d] = self._observer.schedule(  # type: ignore[attr-defined]
+            self._handler, d, recursive=False
+        )
+
+    def add(self, path: str | os.PathLike[str]) -> None:
+        """Watch one more file (its directory must exist for inotify)."""
+        p = os.path.abspath(os.fspath(path))
+        with self._lock:
+            self._paths.add(p)
+        try:
+            self._watch_dir(os.path.dirname(p))
+        except OSError:
+            pass  # the stat thread still covers it
+        self.changed.set()
+
+    def remove(self, path: str | os.PathLike[str]) -> None:
+        """Stop watching a file."""
+        with self._lock:
+            self._paths.discard(os.path.abspath(os.fspath(path)))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a change or ``timeout``; True if something changed."""
+        hit = self.changed.wait(timeout)
+        self.changed.clear()
+        return hit
+
+    def _poll_loop(self, interval: float) -> None:
+        last: dict[str, tuple[int, int, int]] = {}
+        while not self._stop.wait(interval):
+            with self._lock:
+                paths = list(self._paths)
+            for p in paths:
+                try:
+                    st = os.stat(p)
+                    sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+                except OSError:
+                    sig = (0, -1, 0)
+                if last.get(p) != sig:
+                    if p in last:
+                        self.changed.set()
+                    last[p] = sig
+
+    def stop(self) -> None:
+        """Stop the observer and the stat thread."""
+        self._stop.set()
+        if self._observer is not None:
+            self._observer.stop()  # type: ignore[attr-defined]
+            self._observer.join(timeout=5)  # type: ignore[attr-defined]
+            self._observer = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self.mode = "stopped"
+
+    def __enter__(self) -> LogWatcher:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

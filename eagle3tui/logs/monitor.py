@@ -1,0 +1,625 @@
+"""One stage attempt's log, read and understood: the class the supervisor uses.
+
+:class:`StageLogMonitor` follows the log from a byte offset, classifies lines
+with a :class:`RuleSet`, assembles Python tracebacks, tracks progress, ETA
+and drift, and detects stalls. It never blocks: :meth:`poll` reads what is
+there and returns; the caller decides when to poll (e.g. on a
+:class:`LogWatcher` wake-up or a timer).
+
+Fast path: the rule prefilter finds the few candidate lines of each block;
+only those (and, while a traceback is open, the lines after it) are decoded.
+Progress is parsed from the last progress line of each block, which is what
+the display and the ETA need; ``progress_mode="all"`` parses every progress
+line instead (for ``classify --json``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+
+from eagle3tui.logs.eta import Eta, EtaTracker
+from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress
+from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
+from eagle3tui.logs.stall import GpuWitness, StallDetector
+from eagle3tui.logs.workers import split_worker, strip_log_header
+
+try:
+    import ahocorasick_rs as _ahocorasick
+except ImportError:  # pragma: no cover
+    _ahocorasick = None
+
+# Literals that every line parse_progress can use contains one of.
+_PROGRESS_MARKERS = [
+    b"it/s",
+    b"s/it",
+    b"/s]",
+    b"/s,",
+    b"%|",
+    b"Completed |",
+    "━".encode(),
+    b"'loss'",
+    b'"loss"',
+    b"'epoch'",
+    b"throughput",
+    b"step",
+    b"Step",
+    b"STEP",
+    b"loss=",
+    b"Epoch",
+    b"epoch ",
+]
+_MAX_TEXT = 2000  # event text kept per event; the full line is in the log
+_TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
+_CHAIN = (
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+    "Traceback (most recent call last)",
+)
+
+
+class _Markers:
+    """Finds progress-marker lines in a block of bytes."""
+
+    def __init__(self) -> None:
+        self._ac = (
+            _ahocorasick.BytesAhoCorasick(_PROGRESS_MARKERS, implementation=_ahocorasick.Implementation.DFA)
+            if _ahocorasick
+            else None
+        )
+        self._rx = re.compile(b"|".join(re.escape(m) for m in _PROGRESS_MARKERS))
+
+    def positions(self, data: bytes, start: int = 0) -> list[int]:
+        """Match positions (sorted) in ``data[start:]``."""
+        view = data[start:] if start else data
+        if self._ac is not None:
+            return [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
+        return [m.start() + start for m in self._rx.finditer(view)]
+
+    def last_line(self, data: bytes) -> int | None:
+        """Start of the last line holding a marker, searching from the end."""
+        n = len(data)
+        window = 64 * 1024
+        while True:
+            start = max(0, n - window)
+            pos = self.positions(data, start)
+            if pos:
+                return data.rfind(b"\n", 0, pos[-1]) + 1
+            if start == 0:
+                return None
+            window *= 8
+
+    def line_starts(self, data: bytes) -> list[int]:
+        """Starts of all lines holding a marker."""
+        out: list[int] = []
+        end = -1
+        for p in self.positions(data):
+            if p > end:
+                ls = data.rfind(b"\n", 0, p) + 1
+                end = data.find(b"\n", p)
+                if end < 0:
+                    end = len(data)
+                out.append(ls)
+        return out
+
+
+_MARKERS: _Markers | None = None
+
+
+def _markers() -> _Markers:
+    global _MARKERS
+    if _MARKERS is None:
+        _MARKERS = _Markers()
+    return _MARKERS
+
+
+@dataclass
+class _OpenTraceback:
+    start: int
+    worker: str | None
+    lines: int = 1
+    first_text: str = ""
+
+
+@dataclass
+class _Pending:
+    """A traceback whose meaning depends on whether the process went on."""
+
+    event: LogEvent
+    rule: Rule | None
+    closed_at: float
+    progress_after: bool = False
+
+
+def _fmt_s(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(round(seconds))
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def describe_progress(p: ProgressUpdate) -> str:
+    """Short human form: ``Loading safetensors checkpoint shards 4/64``."""
+    parts = [p.desc or p.source]
+    if p.n is not None:
+        n = f"{p.n:g}"
+        parts.append(f"{n}/{p.total:g}" if p.total is not None else n)
+    elif p.percent is not None:
+        parts.append(f"{p.percent:g}%")
+    if p.metrics and p.source in ("trainer", "metrics", "throughput"):
+        parts.append(", ".join(f"{k}={v:g}" for k, v in list(p.metrics.items())[:4]))
+    return " ".join(parts)
+
+
+class StageLogMonitor:
+    """Follows one stage attempt's log and says what it means.
+
+    ``poll()`` returns new fatal/benign/warning events (info with
+    ``include_info``, progress with ``progress_events``) plus drift events;
+    ``check()`` returns stall events; ``finish()`` settles tracebacks and
+    reports an early exit. Attributes: ``progress``, ``eta``,
+    ``last_output_at``, ``offset``, ``counts``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        offset: int = 0,
+        line_no: int = 0,
+        rules: RuleSet | None = None,
+        stage: str | None = None,
+        estimate_s: float | None = None,
+        drift_threshold: float = 0.25,
+        stall_floor_s: float = 300.0,
+        stall_k: float = 10.0,
+        progress_events: bool = False,
+        progress_mode: str = "sample",
+        include_info: bool = False,
+        started_at: float | None = None,
+        early_exit_s: float = 60.0,
+        went_on_lines: int = 20,
+        went_on_s: float = 10.0,
+    ) -> None:
+        if progress_mode not in ("sample", "all"):
+            raise ValueError("progress_mode must be 'sample' or 'all'")
+        self.path = os.fspath(path)
+        self.follower = LogFollower(self.path, offset, line_no=line_no)
+        self.rules = rules if rules is not None else build_ruleset()
+        self.stage = stage
+        self.eta_tracker = EtaTracker(estimate_s, drift_threshold)
+        self.stall = StallDetector(stall_floor_s, stall_k)
+        self.progress_events = progress_events
+        self.progress_mode = progress_mode
+        self.include_info = include_info
+        self.started_at = time.time() if started_at is None else started_at
+        self.early_exit_s = early_exit_s
+        self.went_on_lines = went_on_lines
+        self.went_on_s = went_on_s
+        self.progress: ProgressUpdate | None = None
+        self.progress_line: int | None = None
+        self.last_output_at: float | None = None
+        self.counts: Counter[str] = Counter()
+        self.finished = False
+        self._tail: deque[LogEvent] = deque(maxlen=64)
+        self._tb: dict[str | None, _OpenTraceback] = {}
+        self._pending: list[_Pending] = []
+        self._out: list[LogEvent] = []
+        self._now = 0.0
+        self.stall.note_activity(self.started_at)
+
+    # -- public -----------------------------------------------------------
+    @property
+    def offset(self) -> int:
+        """Bytes of the log consumed (pass back in after a restart)."""
+        return self.follower.offset
+
+    @property
+    def line_no(self) -> int:
+        """Complete lines read so far."""
+        return self.follower.line_no
+
+    @property
+    def eta(self) -> Eta | None:
+        """Projection for the current progress bar (projected_s, remaining_s, drift)."""
+        return self.eta_tracker.eta
+
+    @property
+    def pending(self) -> list[LogEvent]:
+        """Tracebacks not yet judged (waiting to see if the process goes on)."""
+        return [p.event for p in self._pending]
+
+    def tail_errors(self, n: int = 5) -> list[LogEvent]:
+        """The last ``n`` fatal/warning events, oldest first (for failure alerts)."""
+        errs = [e for e in self._tail if e.kind in ("fatal", "warning")]
+        return errs[-n:]
+
+    def poll(self, now: float | None = None, max_bytes: int | None = None) -> list[LogEvent]:
+        """Read what is new and return the events it produced. Never blocks."""
+        self._now = time.time() if now is None else now
+        self._out = []
+        done = 0
+        while True:
+            chunk = self.follower.read_chunk()
+            if chunk is None:
+                break
+            self._process(chunk)
+            done += len(chunk.data)
+            if max_bytes is not None and done >= max_bytes:
+                break
+        self._settle_went_on()
+        out, self._out = self._out, []
+        return out
+
+    def check(self, now: float | None = None, gpu: GpuWitness | None = None) -> list[LogEvent]:
+        """Stall / hang check; call periodically with the GPU witness if any."""
+        now = time.time() if now is None else now
+        last = None
+        if self.progress is not None:
+            last = describe_progress(self.progress)
+            if self.progress_line:
+                last += f" (line {self.progress_line})"
+        verdict = self.stall.check(now, self.eta_tracker.time_per_item, gpu, last)
+        if verdict is None:
+            return []
+        msg = verdict.message
+        if self._pending:
+            p = self._pending[-1].event
+            msg += f" An unhandled-looking exception was logged at line {p.line}: {p.text}"
+        ev = LogEvent(
+            line=max(self.line_no, 1),
+            end_line=max(self.line_no, 1),
+            kind=verdict.kind,
+            rule=verdict.rule,
+            text=msg,
+            explanation=msg,
+            action="Check the process (py-spy dump --pid PID) and, for a hang, the GPUs; stop it if it is stuck.",
+            details={"quiet_s": verdict.quiet_s, "threshold_s": verdict.threshold_s},
+        )
+        self._count(ev)
+        return [ev]
+
+    def finish(
+        self, exit_code: int | None = None, signal: int | None = None, now: float | None = None
+    ) -> list[LogEvent]:
+        """The process ended: read the rest, settle tracebacks, report an early exit.
+
+        ``exit_code=None`` means "ended, code unknown" (offline classify): an
+        unsettled traceback at the end then counts as fatal.
+        """
+        events = self.poll(now)
+        now = self._now
+        # Close tracebacks that never got an exception line.
+        for key in list(self._tb):
+            tb = self._tb.pop(key)
+            self._close_traceback(tb, tb.first_text or "Traceback (most recent call last):", tb.start + tb.lines - 1)
+        events.extend(self._out)
+        self._out = []
+        failed = exit_code is None or exit_code != 0 or signal is not None
+        for p in self._pending:
+            ev = p.event
+            if failed:
+                ev.kind = "fatal"
+                ev.rule = p.rule.id if p.rule is not None and p.rule.kind == "fatal" else "traceback"
+                extra = f" {p.rule.explanation}" if p.rule is not None else ""
+                ev.explanation = f"The process ended with this uncaught exception.{extra}"
+                ev.action = (p.rule.action if p.rule and p.rule.action else
+                             "Read the traceback ending here; fix the cause and rerun the stage.")
+            else:
+                ev.kind = "warning"
+                ev.rule = "traceback-handled"
+                ev.explanation = "An exception was logged but the process exited successfully, so it was handled."
+            self._emit(ev)
+        self._pending = []
+        events.extend(self._out)
+        self._out = []
+        if exit_code is not None and (exit_code != 0 or signal is not None):
+            ran = now - self.started_at
+            if ran <= self.early_exit_s:
+                events.append(self._early_exit(exit_code, signal, ran))
+        self.finished = True
+        self.follower.close()
+        return events
+
+    def close(self) -> None:
+        """Release the log file."""
+        self.follower.close()
+
+    # -- internals --------------------------------------------------------
+    def _emit(self, ev: LogEvent) -> None:
+        self._count(ev)
+        if ev.kind in ("fatal", "warning", "benign"):
+            self._tail.append(ev)
+        if ev.kind == "info" and not self.include_info:
+            return
+        if ev.kind == "progress" and not self.progress_events:
+            return
+        self._out.append(ev)
+
+    def _count(self, ev: LogEvent) -> None:
+        self.counts[ev.kind] += 1
+
+    def _process(self, chunk: Chunk) -> None:
+        if chunk.reset:
+            self._tb.clear()
+            self._emit(
+                LogEvent(
+                    line=1,
+                    end_line=1,
+                    kind="info",
+                    rule="log-reset",
+                    text=f"{self.path} was truncated or replaced; reading it from the start",
+                    explanation="The log file was truncated or rotated; line numbers restart.",
+                )
+            )
+        if chunk.data or chunk.updates:
+            self.last_output_at = self._now
+            self.stall.note_activity(self._now)
+        data = chunk.data
+        if data:
+            self._scan_block(data, chunk.first_no)
+        if chunk.updates:
+            last = chunk.updates[-1]
+            worker, rest = split_worker(last.text)
+            self._progress(rest, worker, last.no, last.text, force=True)
+
+    def _scan_block(self, data: bytes, first_no: int) -> None:
+        cands = self.rules.scan(data)
+        if self.progress_mode == "all":
+            prog = _markers().line_starts(data)
+        else:
+            lp = _markers().last_line(data)
+            prog = [] if lp is None else [lp]
+        n = len(data)
+        pos = 0
+        no = first_no
+        ci = 0
+        pi = 0
+        nc = len(cands)
+        npg = len(prog)
+        count = data.count
+        find = data.find
+        while pos < n:
+            if not self._tb:
+                # Jump to the next line that a rule or progress marker points at.
+                nxt = n
+                if ci < nc:
+                    nxt = cands[ci][0]
+                if pi < npg and prog[pi] < nxt:
+                    nxt = prog[pi]
+                if nxt >= n:
+                    break
+                if nxt > pos:
+                    no += count(b"\n", pos, nxt)
+                    pos = nxt
+            le = find(b"\n", pos)
+            if le < 0:
+                le = n
+            idx: tuple[int, ...] | None = None
+            while ci < nc and cands[ci][0] < pos:
+                ci += 1
+            if ci < nc and cands[ci][0] == pos:
+                idx = cands[ci][2]
+                ci += 1
+            while pi < npg and prog[pi] < pos:
+                pi += 1
+            is_prog = pi < npg and prog[pi] == pos
+            if is_prog:
+                pi += 1
+            if idx is not None or is_prog or self._tb:
+                self._line(data[pos:le], no, idx, is_prog)
+            pos = le + 1
+            no += 1
+
+    def _line(self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool) -> None:
+        text = raw.decode("utf-8", "replace")
+        if len(text) > self.follower.max_line:
+            text = text[-self.follower.max_line :]
+        if "\x1b" in text:
+            text = strip_ansi(text)
+        segs = split_segments(text.rstrip("\r"))
+        last = len(segs) - 1
+        for si, seg in enumerate(segs):
+            worker, rest = split_worker(seg)
+            if self._tb and worker in self._tb and self._tb_feed(worker, rest, no):
+                continue
+            if idx is not None or self._tb:
+                rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
+                if rule is not None:
+                    if rule.id == "traceback":
+                        self._open_traceback(worker, no, rest)
+                        continue
+                    self._rule_event(rule, rest, worker, no)
+                    if rule.kind != "info":
+                        continue
+            if is_prog and si == last:
+                self._progress(rest, worker, no, seg)
+
+    def _rule_event(self, rule: Rule, rest: str, worker: str | None, no: int) -> None:
+        self._emit(
+            LogEvent(
+                line=no,
+                end_line=no,
+                kind=rule.kind,
+                rule=rule.id,
+                text=rest.strip()[:_MAX_TEXT],
+                worker=worker,
+                explanation=rule.explanation,
+                action=rule.action,
+            )
+        )
+
+    def _progress(self, rest: str, worker: str | None, no: int, seg: str, force: bool = False) -> None:
+        upd = parse_progress(rest.strip(), worker)
+        if upd is None:
+            return
+        self.progress = upd
+        self.progress_line = no
+        for p in self._pending:
+            p.progress_after = True
+        crossed = self.eta_tracker.feed(upd, self._now)
+        eta = self.eta_tracker.eta
+        projected = eta.projected_s if eta else None
+        drift = eta.drift if eta else None
+        self._emit(
+            LogEvent(
+                line=no,
+                end_line=no,
+                kind="progress",
+                rule="progress",
+                text=rest.strip()[:_MAX_TEXT],
+                worker=worker,
+                explanation=describe_progress(upd),
+                progress=upd,
+                projected_s=projected,
+                drift=drift,
+            )
+        )
+        if crossed and eta is not None and drift is not None:
+            tpi = eta.time_per_item
+            rate = f"{tpi:.1f} s/{upd.unit}" if tpi and tpi >= 1 else (f"{1 / tpi:.2f} {upd.unit}/s" if tpi else "?")
+            msg = (
+                f"{describe_progress(upd)}: projected {_fmt_s(projected)} against an estimate of "
+                f"{_fmt_s(eta.estimate_s)} ({drift:+.0%})"
+            )
+            self._emit(
+                LogEvent(
+                    line=no,
+                    end_line=no,
+                    kind="warning",
+                    rule="eta-drift",
+                    text=msg,
+                    worker=worker,
+                    explanation=f"At the observed rate ({rate}) this will take {drift:+.0%} longer than estimated.",
+                    action="Expect a later finish; if the rate is abnormal, check disk/network throughput or the GPUs.",
+                    progress=upd,
+                    projected_s=projected,
+                    drift=drift,
+                )
+            )
+
+    # -- tracebacks -------------------------------------------------------
+    def _open_traceback(self, worker: str | None, no: int, rest: str) -> None:
+        old = self._tb.pop(worker, None)
+        if old is not None:
+            self._close_traceback(old, old.first_text, no - 1)
+        self._tb[worker] = _OpenTraceback(start=no, worker=worker, first_text=rest.strip())
+
+    def _tb_feed(self, worker: str | None, rest: str, no: int) -> bool:
+        """Feed one line to the open traceback of ``worker``; True if it belongs to it."""
+        tb = self._tb[worker]
+        body = strip_log_header(rest)
+        tb.lines += 1
+        if tb.lines > _TB_MAX_LINES:
+            del self._tb[worker]
+            return False
+        if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
+            return True
+        # The first unindented line is the exception line ("KeyError: 'x'").
+        del self._tb[worker]
+        self._close_traceback(tb, body.strip(), no)
+        return True
+
+    def _close_traceback(self, tb: _OpenTraceback, exc_line: str, end: int) -> None:
+        rule = self.rules.classify(exc_line, self.stage)
+        if rule is not None and rule.id == "traceback":
+            rule = None
+        ev = LogEvent(
+            line=tb.start,
+            end_line=max(end, tb.start),
+            kind="fatal",
+            rule="traceback",
+            text=exc_line[:_MAX_TEXT],
+            worker=tb.worker,
+            explanation="",
+        )
+        if rule is not None and rule.kind in ("fatal", "benign"):
+            # The exception line itself says what happened (OOM, NCCL, a
+            # harmless optional import): no need to wait for the process.
+            ev.kind = rule.kind
+            ev.rule = rule.id
+            ev.explanation = rule.explanation
+            ev.action = rule.action
+            self._emit(ev)
+            return
+        ev.kind = "warning"
+        ev.explanation = "Python exception; judged when it is clear whether the process went on."
+        self._pending.append(_Pending(ev, rule, self._now))
+
+    def _settle_went_on(self) -> None:
+        if not self._pending:
+            return
+        keep: list[_Pending] = []
+        for p in self._pending:
+            lines_after = self.line_no - p.event.end_line
+            if p.progress_after or (
+                lines_after >= self.went_on_lines and self._now - p.closed_at >= self.went_on_s
+            ):
+                ev = p.event
+                ev.kind = "warning"
+                ev.rule = "traceback-handled"
+                ev.explanation = (
+                    "An exception was logged but the process went on (it was caught, or only one "
+                    "request or task failed)."
+                )
+                ev.action = "None unless it repeats or the stage later fails."
+                self._emit(ev)
+            else:
+                keep.append(p)
+        self._pending = keep
+
+    # -- early exit -------------------------------------------------------
+    def _early_exit(self, exit_code: int | None, signal: int | None, ran: float) -> LogEvent:
+        lines = _tail_lines(self.path, 16 * 1024)
+        picked: list[str] = []
+        usage = next((i for i, ln in enumerate(lines) if ln.lstrip().lower().startswith("usage:")), None)
+        if usage is not None:
+            picked = lines[usage:]
+        else:
+            picked = [
+                ln
+                for ln in lines
+                if "rror" in ln or "xception" in ln or "ERROR" in ln or "FATAL" in ln or "Killed" in ln
+            ]
+        if not picked:
+            picked = [ln for ln in lines if ln.strip()][-10:]
+        picked = picked[-20:]
+        how = f"signal {signal}" if signal is not None else f"exit {exit_code}"
+        text = "\n".join(picked) if picked else "(the log is empty)"
+        ev = LogEvent(
+            line=max(self.line_no - len(picked) + 1, 1),
+            end_line=max(self.line_no, 1),
+            kind="fatal",
+            rule="early-exit",
+            text=text[:_MAX_TEXT],
+            explanation=f"The stage failed {ran:.0f}s after starting ({how}); these are the lines its log ended with.",
+            action="Read these lines: a usage error means the stage's command in pipeline.toml is wrong.",
+        )
+        self._count(ev)
+        self._tail.append(ev)
+        return ev
+
+
+def _tail_lines(path: str, nbytes: int) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - nbytes))
+            data = f.read()
+    except OSError:
+        return []
+    text = strip_ansi(data.decode("utf-8", "replace"))
+    lines = [split_segments(ln)[-1] if split_segments(ln) else "" for ln in text.split("\n")]
+    if size > nbytes and lines:
+        lines = lines[1:]  # first one is probably cut
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines

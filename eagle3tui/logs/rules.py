@@ -1,0 +1,430 @@
+"""Classification rules: a builtin pack plus the user's ``[[rule]]`` tables.
+
+Speed comes from a literal prefilter. Every rule has ``keywords``: literal
+strings, one of which must occur in any line the rule matches (written in
+the rule pack, or derived from the regex). One Aho-Corasick pass over a whole
+block of the log finds the few lines that contain any keyword; only those
+lines meet the rules' regexes, and only the rules whose keyword they contain.
+Most lines of a healthy log contain none and cost nothing beyond that pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from eagle3tui.errors import ConfigError, ConfigErrors
+
+if sys.version_info >= (3, 11):
+    import tomllib
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+else:  # pragma: no cover - 3.10
+    import sre_parse as _sre_parse
+
+    import tomli as tomllib
+
+try:  # A Rust Aho-Corasick: one pass, many literals, ~350 MB/s on one core.
+    import ahocorasick_rs as _ahocorasick
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    _ahocorasick = None  # type: ignore[assignment]
+
+KINDS = ("fatal", "benign", "warning", "progress", "info")
+_REQUIRED = ("id", "pattern", "kind", "explanation")
+_OPTIONAL = ("action", "stages", "keywords", "examples")
+_MIN_KEYWORD = 3
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One classification rule.
+
+    ``kind`` is what a matching line means: ``fatal`` (the job dies or can no
+    longer progress), ``benign`` (looks bad, is harmless), ``warning``,
+    ``progress`` or ``info``. ``stages`` limits the rule to those stages
+    (empty: all). ``keywords`` are the prefilter literals (see module doc).
+    """
+
+    id: str
+    pattern: str
+    kind: str
+    explanation: str
+    action: str = ""
+    stages: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    source: str = "builtin"
+    regex: re.Pattern[str] = field(default=re.compile(""), compare=False, repr=False)
+
+    def applies_to(self, stage: str | None) -> bool:
+        """Whether the rule is active for ``stage``."""
+        return not self.stages or stage is None or stage in self.stages
+
+
+def derive_keywords(pattern: str) -> tuple[str, ...]:
+    """Literals of which at least one must occur in any match of ``pattern``.
+
+    Empty when none can be proven (case-insensitive patterns, patterns made
+    only of classes): such a rule is then checked by a regex pass over each
+    block instead of through the prefilter (slower, still correct).
+    """
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except re.error:
+        return ()
+    if parsed.state.flags & re.IGNORECASE:
+        return ()
+    req = _required(parsed)
+    if not req or any(len(k) < _MIN_KEYWORD for k in req) or len(req) > 32:
+        return ()
+    return tuple(dict.fromkeys(req))
+
+
+def _score(alts: list[str] | None) -> int:
+    return min((len(a) for a in alts), default=0) if alts else 0
+
+
+def _required(seq: Any) -> list[str] | None:
+    """Alternatives (any one required) for a parsed sub-pattern, or None."""
+    best: list[str] | None = None
+    run: list[str] = []
+
+    def flush() -> None:
+        nonlocal best, run
+        if run:
+            cand = ["".join(run)]
+            if _score(cand) > _score(best):
+                best = cand
+            run = []
+
+    for op, av in seq:
+        name = str(op)
+        if name == "LITERAL":
+            run.append(chr(av))
+            continue
+        if name == "AT":
+            continue  # zero-width (\b, ^): the literals around it stay adjacent
+        flush()
+        cand: list[str] | None = None
+        if name == "SUBPATTERN":
+            add_flags = av[1] if len(av) == 4 else 0
+            if add_flags & re.IGNORECASE:
+                return None
+            cand = _required(av[-1])
+        elif name == "BRANCH":
+            alts = [_required(b) for b in av[1]]
+            if all(a for a in alts):
+                cand = [s for a in alts for s in a]  # type: ignore[union-attr]
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            cand = _required(av[2])
+        elif name == "ATOMIC_GROUP":
+            cand = _required(av)
+        if cand and _score(cand) > _score(best):
+            best = cand
+    flush()
+    return best
+
+
+class RuleSet:
+    """An ordered set of rules; the first matching rule wins.
+
+    User rules come first (they know the job best), then the builtin pack in
+    file order, which lists specific harmless patterns before the families
+    of fatal errors, and catch-alls last.
+    """
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.rules: list[Rule] = list(rules)
+        kw_rules: dict[str, list[int]] = {}
+        self._unkeyed: list[tuple[int, re.Pattern[bytes] | None]] = []
+        for i, r in enumerate(self.rules):
+            if r.keywords:
+                for k in r.keywords:
+                    kw_rules.setdefault(k, []).append(i)
+            else:
+                try:
+                    brx: re.Pattern[bytes] | None = re.compile(r.pattern.encode("utf-8"))
+                except re.error:
+                    brx = None  # not expressible on bytes: checked on every line
+                self._unkeyed.append((i, brx))
+        self.keywords: list[str] = list(kw_rules)
+        self._kw_rules: list[tuple[int, ...]] = [tuple(kw_rules[k]) for k in self.keywords]
+        self._kw_bytes = [k.encode("utf-8") for k in self.keywords]
+        self._ac = None
+        if _ahocorasick is not None and self.keywords:
+            # The DFA form is ~3x faster than the default NFA here; its memory
+            # (a few MB for a few hundred keywords) is paid once.
+            self._ac = _ahocorasick.BytesAhoCorasick(
+                self._kw_bytes, implementation=_ahocorasick.Implementation.DFA
+            )
+        self._kw_rx = (
+            re.compile(b"|".join(re.escape(k) for k in sorted(self._kw_bytes, key=len, reverse=True)))
+            if self.keywords
+            else None
+        )
+        self._every_line = [i for i, brx in self._unkeyed if brx is None]
+        self.by_id = {r.id: r for r in self.rules}
+
+    @property
+    def accelerated(self) -> bool:
+        """True when the Aho-Corasick prefilter is in use."""
+        return self._ac is not None
+
+    @classmethod
+    def from_specs(
+        cls, builtin: list[Rule], user: list[Rule] | None = None
+    ) -> RuleSet:
+        """Builtin rules plus user rules; a user rule replaces a builtin of its id."""
+        user = user or []
+        ids = {r.id for r in user}
+        return cls([*user, *(r for r in builtin if r.id not in ids)])
+
+    # -- scanning ---------------------------------------------------------
+    def scan(self, data: bytes) -> list[tuple[int, int, tuple[int, ...]]]:
+        """Lines of ``data`` that may match a rule.
+
+        Returns ``(line_start, line_end, rule_indices)`` sorted by position;
+        ``line_end`` indexes the line's ``\\n`` (or ``len(data)``).
+        """
+        hits: dict[int, set[int]] = {}
+        ends: dict[int, int] = {}
+        cur_start = -1
+        cur_end = -1
+        cur: set[int] = set()
+        if self._ac is not None:
+            matches = self._ac.find_matches_as_indexes(data, overlapping=True)
+            kw_rules = self._kw_rules
+            for kw, start, _end in matches:
+                if start > cur_end:
+                    cur_start = data.rfind(b"\n", 0, start) + 1
+                    cur_end = data.find(b"\n", start)
+                    if cur_end < 0:
+                        cur_end = len(data)
+                    cur = hits.get(cur_start) or hits.setdefault(cur_start, set())
+                    ends[cur_start] = cur_end
+                cur.update(kw_rules[kw])
+        elif self._kw_rx is not None:
+            pos = 0
+            rx = self._kw_rx
+            while True:
+                m = rx.search(data, pos)
+                if m is None:
+                    break
+                start = m.start()
+                ls = data.rfind(b"\n", 0, start) + 1
+                le = data.find(b"\n", start)
+                if le < 0:
+                    le = len(data)
+                line = data[ls:le]
+                rs = hits.setdefault(ls, set())
+                ends[ls] = le
+                for k, kb in enumerate(self._kw_bytes):
+                    if kb in line:
+                        rs.update(self._kw_rules[k])
+                pos = le + 1
+        for i, brx in self._unkeyed:
+            if brx is None:
+                continue
+            pos = 0
+            while True:
+                m = brx.search(data, pos)
+                if m is None:
+                    break
+                ls = data.rfind(b"\n", 0, m.start()) + 1
+                le = data.find(b"\n", m.start())
+                if le < 0:
+                    le = len(data)
+                hits.setdefault(ls, set()).add(i)
+                ends[ls] = le
+                pos = le + 1
+        if self._every_line:
+            # Rules whose regex has no bytes form: every line is a candidate.
+            pos = 0
+            n = len(data)
+            while pos < n:
+                le = data.find(b"\n", pos)
+                if le < 0:
+                    le = n
+                hits.setdefault(pos, set()).update(self._every_line)
+                ends[pos] = le
+                pos = le + 1
+        return [(ls, ends[ls], tuple(sorted(hits[ls]))) for ls in sorted(hits)]
+
+    def candidates(self, text: str) -> tuple[int, ...]:
+        """Indices of the rules that might match ``text`` (one line)."""
+        found: set[int] = set(i for i, _ in self._unkeyed)
+        for k, kw in enumerate(self.keywords):
+            if kw in text:
+                found.update(self._kw_rules[k])
+        return tuple(sorted(found))
+
+    def classify(
+        self, text: str, stage: str | None = None, candidates: Iterable[int] | None = None
+    ) -> Rule | None:
+        """The first rule matching ``text`` (worker prefix already removed)."""
+        idx = self.candidates(text) if candidates is None else candidates
+        rules = self.rules
+        for i in idx:
+            r = rules[i]
+            if r.applies_to(stage) and r.regex.search(text):
+                return r
+        return None
+
+
+# -- loading ---------------------------------------------------------------
+def _line_of(source_path: str, rule_id: str) -> int | None:
+    """Line in ``source_path`` where ``id = "rule_id"`` is written, if found."""
+    try:
+        with open(source_path, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                s = line.strip().replace(" ", "")
+                if s in (f'id="{rule_id}"', f"id='{rule_id}'"):
+                    return no
+    except OSError:
+        return None
+    return None
+
+
+def _rule_from_spec(
+    spec: dict[str, Any], index: int, source_path: str, source: str
+) -> Rule:
+    rid = spec.get("id")
+    label = f"rule '{rid}'" if isinstance(rid, str) and rid else f"rule #{index + 1}"
+    line = _line_of(source_path, rid) if isinstance(rid, str) else None
+
+    def err(msg: str, key: str, fix: str) -> ConfigError:
+        return ConfigError(f"{label}: {msg}", path=source_path, key=key, line=line, fix=fix)
+
+    if not isinstance(spec, dict):
+        raise err("is not a table", "rule", "write each rule as a [[rule]] table")
+    unknown = sorted(set(spec) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise err(
+            f"unknown key(s) {', '.join(unknown)}",
+            f"rule.{unknown[0]}",
+            f"allowed keys: {', '.join(_REQUIRED + _OPTIONAL)}",
+        )
+    missing = [k for k in _REQUIRED if k not in spec]
+    if missing:
+        raise err(
+            f"missing key(s) {', '.join(missing)}",
+            f"rule.{missing[0]}",
+            'every rule needs id, pattern, kind and explanation, e.g. kind = "fatal"',
+        )
+    for k in ("id", "pattern", "kind", "explanation", "action"):
+        if k in spec and not isinstance(spec[k], str):
+            raise err(f"'{k}' must be a string", f"rule.{k}", f'write {k} = "..."')
+    if not spec["id"].strip():
+        raise err("'id' is empty", "rule.id", 'give the rule a name, e.g. id = "my-oom"')
+    if spec["kind"] not in KINDS:
+        raise err(
+            f"kind '{spec['kind']}' is not one of {', '.join(KINDS)}",
+            "rule.kind",
+            f"use one of: {', '.join(KINDS)}",
+        )
+    try:
+        rx = re.compile(spec["pattern"])
+    except re.error as e:
+        raise err(
+            f"invalid regular expression {spec['pattern']!r}: {e}",
+            "rule.pattern",
+            "fix the regex (Python re syntax); in TOML use '''...''' to avoid escaping backslashes",
+        ) from None
+    lists: dict[str, tuple[str, ...]] = {}
+    for k in ("stages", "keywords", "examples"):
+        v = spec.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise err(f"'{k}' must be a list of strings", f"rule.{k}", f'write {k} = ["..."]')
+        lists[k] = tuple(v)
+    keywords = lists["keywords"] or derive_keywords(spec["pattern"])
+    for ex in lists["examples"]:
+        if not rx.search(ex):
+            raise err(
+                f"pattern does not match its example {ex!r}",
+                "rule.examples",
+                "fix the pattern or the example",
+            )
+        if keywords and not any(k in ex for k in keywords):
+            raise err(
+                f"example {ex!r} contains none of the keywords {list(keywords)}",
+                "rule.keywords",
+                "add a keyword that occurs in every line the rule should match",
+            )
+    return Rule(
+        id=spec["id"],
+        pattern=spec["pattern"],
+        kind=spec["kind"],
+        explanation=spec["explanation"].strip(),
+        action=str(spec.get("action", "")).strip(),
+        stages=lists["stages"],
+        keywords=keywords,
+        source=source,
+        regex=rx,
+    )
+
+
+def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str) -> list[Rule]:
+    """Validate rule tables; raises ConfigError (ConfigErrors for several)."""
+    rules: list[Rule] = []
+    errors: list[ConfigError] = []
+    seen: set[str] = set()
+    for i, spec in enumerate(specs):
+        try:
+            r = _rule_from_spec(spec, i, source_path, source)
+        except ConfigError as e:
+            errors.append(e)
+            continue
+        if r.id in seen:
+            errors.append(
+                ConfigError(
+                    f"rule '{r.id}' is defined twice",
+                    path=source_path,
+                    key="rule.id",
+                    fix="give each [[rule]] its own id",
+                )
+            )
+        seen.add(r.id)
+        rules.append(r)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ConfigErrors(errors)
+    return rules
+
+
+_BUILTIN_CACHE: list[Rule] | None = None
+
+
+def load_builtin_rules() -> list[Rule]:
+    """The rule pack shipped in ``eagle3tui/logs/builtin_rules.toml``."""
+    global _BUILTIN_CACHE
+    if _BUILTIN_CACHE is None:
+        ref = resources.files("eagle3tui.logs").joinpath("builtin_rules.toml")
+        data = tomllib.loads(ref.read_text(encoding="utf-8"))
+        _BUILTIN_CACHE = rules_from_specs(data.get("rule", []), str(ref), "builtin")
+    return list(_BUILTIN_CACHE)
+
+
+def build_ruleset(user_specs: list[dict[str, Any]] | None = None, source_path: str = "pipeline.toml") -> RuleSet:
+    """Builtin pack plus ``user_specs`` (the ``[[rule]]`` tables of ``source_path``)."""
+    user = rules_from_specs(list(user_specs or []), source_path, "user")
+    return RuleSet.from_specs(load_builtin_rules(), user)
+
+
+def load_rules_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read the ``[[rule]]`` tables of a TOML file (for ``classify --rules``)."""
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError("rules file not found", path=p, fix="check the path given to --rules") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"not valid TOML: {e}", path=p, fix="fix the TOML syntax") from None
+    rules = data.get("rule", [])
+    if not isinstance(rules, list):
+        raise ConfigError("'rule' must be an array of tables", path=p, key="rule", fix="write each rule as [[rule]]")
+    return rules
