@@ -36,9 +36,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from eagle3tui.gpu.attribution import attribute  # noqa: E402
-from eagle3tui.gpu.sampler import GpuSampler  # noqa: E402
-from eagle3tui.gpu.signals import SignalTracker, format_bytes  # noqa: E402
+from eagle3tui.gpu.attribution import attribute
+from eagle3tui.gpu.sampler import GpuSampler
+from eagle3tui.gpu.signals import SignalTracker, format_bytes
 
 GiB = 1 << 30
 
@@ -79,11 +79,24 @@ def wait_for(cond: Any, timeout: float, what: str, every: float = 0.1) -> Any:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gib", type=float, default=16.0, help="GiB the stage allocates (default 16)")
-    ap.add_argument("--samples", type=int, default=1000, help="samples for the CPU-per-sample figure")
-    ap.add_argument("--idle-s", type=float, default=30.0, help="seconds of 1 Hz sampling to measure")
+    ap.add_argument(
+        "--gib", type=float, default=16.0, help="GiB the stage allocates (default 16)"
+    )
+    ap.add_argument(
+        "--samples",
+        type=int,
+        default=1000,
+        help="samples for the CPU-per-sample figure",
+    )
+    ap.add_argument(
+        "--idle-s", type=float, default=30.0, help="seconds of 1 Hz sampling to measure"
+    )
     ap.add_argument("--out", type=Path, default=None, help="write results JSON here")
-    ap.add_argument("--fake", action="store_true", help="no GPU: use the NVML stand-in (script self-test)")
+    ap.add_argument(
+        "--fake",
+        action="store_true",
+        help="no GPU: use the NVML stand-in (script self-test)",
+    )
     opts = ap.parse_args()
 
     results: dict[str, Any] = {"gib": opts.gib, "fake": opts.fake, "checks": {}}
@@ -102,8 +115,15 @@ def main() -> int:
         results["error"] = base.error
         return finish(results, opts.out, ok=False)
     results["driver"] = base.driver
-    results["gpus"] = [{"index": g.index, "name": g.name, "mem_used": g.mem_used, "mem_total": g.mem_total}
-                       for g in base.gpus]
+    results["gpus"] = [
+        {
+            "index": g.index,
+            "name": g.name,
+            "mem_used": g.mem_used,
+            "mem_total": g.mem_total,
+        }
+        for g in base.gpus
+    ]
     cache0 = sampler._gpus.get(0)  # which APIs the driver offered (report only)
     results["memory_api"] = "v2" if cache0 and cache0.mem_v2 else "v1"
     results["process_api"] = cache0.process_api if cache0 else None
@@ -113,11 +133,15 @@ def main() -> int:
         h = pynvml.nvmlDeviceGetHandleByIndex(0)
         results["idle_used_v1"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).used)
         try:
-            results["idle_used_v2"] = int(pynvml.nvmlDeviceGetMemoryInfo(h, version=pynvml.nvmlMemory_v2).used)
-        except Exception as exc:  # report, do not fail: old drivers lack v2
+            results["idle_used_v2"] = int(
+                pynvml.nvmlDeviceGetMemoryInfo(h, version=pynvml.nvmlMemory_v2).used
+            )
+        except Exception as exc:  # noqa: BLE001 (report, do not fail: old drivers lack v2)
             results["idle_used_v2"] = f"unavailable: {exc}"
-    log(f"baseline: {len(base.gpus)} GPU(s), driver {base.driver}, GPU0 used "
-        f"{format_bytes(base.gpus[0].mem_used)} ({results['memory_api']} API), process API {results['process_api']}")
+    log(
+        f"baseline: {len(base.gpus)} GPU(s), driver {base.driver}, GPU0 used "
+        f"{format_bytes(base.gpus[0].mem_used)} ({results['memory_api']} API), process API {results['process_api']}"
+    )
 
     tmp = Path(tempfile.mkdtemp(prefix="gpu_check_"))
     holder = tmp / "holder.py"
@@ -128,16 +152,30 @@ def main() -> int:
     root = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True)
     roots = {"holder": root.pid}
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(root.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(root.stdout.readline, "")), daemon=True
+    )  # type: ignore[union-attr]
     reader.start()
     try:
-        held = wait_for(lambda: next((ln for ln in lines if ln.startswith("HELD")), None), 180, "the holder to allocate")
+        held = wait_for(
+            lambda: next((ln for ln in lines if ln.startswith("HELD")), None),
+            180,
+            "the holder to allocate",
+        )
         _, holder_pid_s, reserved_s = held.split()
         holder_pid = int(holder_pid_s)
-        results["root_pid"], results["holder_pid"], results["torch_reserved"] = root.pid, holder_pid, int(reserved_s)
-        log(f"stage root pid {root.pid}; holder (grandchild) pid {holder_pid} reserved {format_bytes(int(reserved_s))}")
+        results["root_pid"], results["holder_pid"], results["torch_reserved"] = (
+            root.pid,
+            holder_pid,
+            int(reserved_s),
+        )
+        log(
+            f"stage root pid {root.pid}; holder (grandchild) pid {holder_pid} reserved {format_bytes(int(reserved_s))}"
+        )
         if fake_nvml is not None:
-            fake_nvml.gpus[0].processes[holder_pid] = int(opts.gib * GiB) + 500 * (1 << 20)
+            fake_nvml.gpus[0].processes[holder_pid] = int(opts.gib * GiB) + 500 * (
+                1 << 20
+            )
 
         def attributed() -> Any:
             snap = sampler.sample()
@@ -146,28 +184,61 @@ def main() -> int:
             usage = att.stages["holder"]
             return (snap, att) if usage.bytes >= opts.gib * GiB else None
 
-        snap, att = wait_for(attributed, 60, "NVML to show the stage's memory", every=0.5)
+        snap, att = wait_for(
+            attributed, 60, "NVML to show the stage's memory", every=0.5
+        )
         usage = att.stages["holder"]
-        device_delta = snap.gpus[usage.gpus[0]].mem_used - base.gpus[usage.gpus[0]].mem_used
+        device_delta = (
+            snap.gpus[usage.gpus[0]].mem_used - base.gpus[usage.gpus[0]].mem_used
+        )
         want = opts.gib * GiB
-        results.update(attributed_bytes=usage.bytes, attributed_pids=usage.pids, attributed_gpus=usage.gpus,
-                       device_delta_bytes=device_delta, other_bytes=att.other_bytes)
+        results.update(
+            attributed_bytes=usage.bytes,
+            attributed_pids=usage.pids,
+            attributed_gpus=usage.gpus,
+            device_delta_bytes=device_delta,
+            other_bytes=att.other_bytes,
+        )
         checks["pid_is_grandchild"] = usage.pids == [holder_pid]
-        checks["within_5pct_of_device_delta"] = abs(usage.bytes - device_delta) <= 0.05 * device_delta
+        checks["within_5pct_of_device_delta"] = (
+            abs(usage.bytes - device_delta) <= 0.05 * device_delta
+        )
         checks["within_5pct_of_requested"] = abs(usage.bytes - want) <= 0.05 * want
-        log(f"attributed to stage 'holder': {format_bytes(usage.bytes)} pids {usage.pids} GPUs {usage.gpus}; "
-            f"device delta {format_bytes(device_delta)}; requested {format_bytes(want)}")
+        log(
+            f"attributed to stage 'holder': {format_bytes(usage.bytes)} pids {usage.pids} GPUs {usage.gpus}; "
+            f"device delta {format_bytes(device_delta)}; requested {format_bytes(want)}"
+        )
 
         if not opts.fake:
             smi = shutil.which("nvidia-smi")
             if smi:
-                q = subprocess.run([smi, "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
-                                   capture_output=True, text=True, timeout=30)
+                q = subprocess.run(
+                    [
+                        smi,
+                        "--query-compute-apps=pid,used_memory",
+                        "--format=csv,noheader",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                    check=False,
+                )
                 results["nvidia_smi_compute_apps"] = q.stdout.strip()
                 log(f"nvidia-smi compute apps: {q.stdout.strip()!r}")
             cli = subprocess.run(
-                [sys.executable, "-m", "eagle3tui.gpu.gpus_cli", "--json", "--stage", f"holder={root.pid}"],
-                capture_output=True, text=True, timeout=60, cwd=REPO,
+                [
+                    sys.executable,
+                    "-m",
+                    "eagle3tui.gpu.gpus_cli",
+                    "--json",
+                    "--stage",
+                    f"holder={root.pid}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=REPO,
+                check=False,
                 env={**os.environ, "PYTHONPATH": str(REPO)},
             )
             data = json.loads(cli.stdout)
@@ -176,11 +247,16 @@ def main() -> int:
             results["cli_stage_bytes"] = data["stages"]["holder"]["bytes"]
             results["cli_process"] = cli_procs
             checks["cli_attributes_pid_to_stage"] = (
-                cli.returncode == 0 and len(cli_procs) == 1 and cli_procs[0]["stage"] == "holder"
-                and abs(data["stages"]["holder"]["bytes"] - device_delta) <= 0.05 * device_delta
+                cli.returncode == 0
+                and len(cli_procs) == 1
+                and cli_procs[0]["stage"] == "holder"
+                and abs(data["stages"]["holder"]["bytes"] - device_delta)
+                <= 0.05 * device_delta
             )
-            log(f"gpus --json: rc {cli.returncode}, stage holder {format_bytes(data['stages']['holder']['bytes'])}, "
-                f"process {cli_procs}")
+            log(
+                f"gpus --json: rc {cli.returncode}, stage holder {format_bytes(data['stages']['holder']['bytes'])}, "
+                f"process {cli_procs}"
+            )
 
         # CPU per sample (one GPU process present, names cached as in steady state).
         n_gpus = len(base.gpus)
@@ -191,14 +267,20 @@ def main() -> int:
         wall = time.perf_counter() - w0
         results["cpu_ms_per_sample_per_gpu"] = 1000 * cpu / opts.samples / n_gpus
         results["wall_ms_per_sample_per_gpu"] = 1000 * wall / opts.samples / n_gpus
-        checks["cpu_per_sample_per_gpu_le_1ms"] = results["cpu_ms_per_sample_per_gpu"] <= 1.0
+        checks["cpu_per_sample_per_gpu_le_1ms"] = (
+            results["cpu_ms_per_sample_per_gpu"] <= 1.0
+        )
         c0 = time.process_time()
         for _ in range(opts.samples):
             attribute(snap, roots)
-        results["cpu_ms_per_attribution"] = 1000 * (time.process_time() - c0) / opts.samples
-        log(f"CPU per sample per GPU: {results['cpu_ms_per_sample_per_gpu']:.3f} ms "
+        results["cpu_ms_per_attribution"] = (
+            1000 * (time.process_time() - c0) / opts.samples
+        )
+        log(
+            f"CPU per sample per GPU: {results['cpu_ms_per_sample_per_gpu']:.3f} ms "
             f"(wall {results['wall_ms_per_sample_per_gpu']:.3f} ms); attribution "
-            f"{results['cpu_ms_per_attribution']:.3f} ms")
+            f"{results['cpu_ms_per_attribution']:.3f} ms"
+        )
 
         # The sampler thread at 1 Hz: this process does nothing else meanwhile.
         bg = GpuSampler(nvml=fake_nvml, interval=1.0)
@@ -211,8 +293,10 @@ def main() -> int:
         results["idle_1hz_core_pct"] = 100 * cpu / span
         results["idle_1hz_samples"] = len(bg.history(0))
         checks["sampler_1hz_le_0.5pct_core"] = results["idle_1hz_core_pct"] <= 0.5
-        log(f"sampler at 1 Hz: {results['idle_1hz_core_pct']:.3f}% of one core over {span:.1f}s "
-            f"({results['idle_1hz_samples']} samples)")
+        log(
+            f"sampler at 1 Hz: {results['idle_1hz_core_pct']:.3f}% of one core over {span:.1f}s "
+            f"({results['idle_1hz_samples']} samples)"
+        )
 
         # Release: free and exit; the stage's memory must drop to ~0.
         release.touch()
@@ -225,16 +309,28 @@ def main() -> int:
         def freed() -> Any:
             snap = sampler.sample()
             events.extend(tracker.update(snap, attribute(snap, roots)))
-            return next((e for e in events if e.kind == "memory_freed" and e.subject == "stage holder"), None)
+            return next(
+                (
+                    e
+                    for e in events
+                    if e.kind == "memory_freed" and e.subject == "stage holder"
+                ),
+                None,
+            )
 
         event = wait_for(freed, 60, "the 'memory freed' signal", every=0.1)
-        results["freed_event"] = {"message": event.message, "figures": event.figures,
-                                  "seconds_after_release": time.monotonic() - t_release}
+        results["freed_event"] = {
+            "message": event.message,
+            "figures": event.figures,
+            "seconds_after_release": time.monotonic() - t_release,
+        }
         results["exit_code"] = root.wait(30)
         checks["freed_signal"] = True
         checks["stage_exited_0"] = results["exit_code"] == 0
-        log(f"freed signal after {results['freed_event']['seconds_after_release']:.2f}s: {event.message}")
-    except Exception as exc:
+        log(
+            f"freed signal after {results['freed_event']['seconds_after_release']:.2f}s: {event.message}"
+        )
+    except Exception as exc:  # noqa: BLE001
         results["error"] = f"{type(exc).__name__}: {exc}"
         log(f"FAILED: {results['error']}")
         checks.setdefault("completed", False)

@@ -48,10 +48,12 @@ def stage_tree() -> Iterator[tuple[int, int, int]]:
     starting vLLM which starts its tensor-parallel workers."""
     root = subprocess.Popen(["sh", "-c", 'sh -c "sleep 120; true" & wait'])
     try:
+
         def tree():
             kids = psutil.Process(root.pid).children(recursive=True)
             names = [k.name() for k in kids]
             return kids if len(kids) >= 2 and "sleep" in names else None
+
         kids = wait_for(tree)
         child = next(k.pid for k in kids if k.ppid() == root.pid)
         grandchild = next(k.pid for k in kids if k.name() == "sleep")
@@ -62,7 +64,9 @@ def stage_tree() -> Iterator[tuple[int, int, int]]:
 
 @pytest.fixture
 def stranger() -> Iterator[int]:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "someone-elses-job"])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", "someone-elses-job"]
+    )
     try:
         yield proc.pid
     finally:
@@ -74,10 +78,12 @@ def test_grandchildren_are_attributed_to_their_stage(stage_tree, stranger) -> No
     root, child, grandchild = stage_tree
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    nvml = FakeNvml([
-        FakeGpu(processes={grandchild: 3 * GiB, stranger: 2 * GiB}),
-        FakeGpu(processes={child: GiB, gone.pid: 5 * GiB}),
-    ])
+    nvml = FakeNvml(
+        [
+            FakeGpu(processes={grandchild: 3 * GiB, stranger: 2 * GiB}),
+            FakeGpu(processes={child: GiB, gone.pid: 5 * GiB}),
+        ]
+    )
     snap = GpuSampler(nvml=nvml).sample()
     a = attribute(snap, {"extract": root, "idle-stage": stranger + 10_000_000})
     ex = a.stages["extract"]
@@ -98,7 +104,7 @@ def test_grandchildren_are_attributed_to_their_stage(stage_tree, stranger) -> No
 
 
 def test_stage_root_itself_on_gpu_and_two_stages(stage_tree, stranger) -> None:
-    root, child, grandchild = stage_tree
+    root, _child, _grandchild = stage_tree
     nvml = FakeNvml([FakeGpu(processes={root: GiB, stranger: 2 * GiB})])
     snap = GpuSampler(nvml=nvml).sample()
     a = attribute(snap, {"serve": root, "train": stranger})
@@ -118,7 +124,10 @@ def test_stage_memory_drops_to_zero_when_its_process_exits(stage_tree) -> None:
     root, _, grandchild = stage_tree
     nvml = FakeNvml([FakeGpu(processes={grandchild: 8 * GiB})])
     sampler = GpuSampler(nvml=nvml)
-    assert attribute(sampler.sample(), {"extract": root}).stages["extract"].bytes == 8 * GiB
+    assert (
+        attribute(sampler.sample(), {"extract": root}).stages["extract"].bytes
+        == 8 * GiB
+    )
     psutil.Process(grandchild).kill()
     nvml.gpus[0].processes.clear()  # the driver releases the memory of a dead process
     a = attribute(sampler.sample(), {"extract": root})
@@ -132,9 +141,13 @@ def test_proc_walk_matches_psutil_and_survives_odd_process_names(stage_tree) -> 
     assert _ancestors(grandchild)[:3] == [grandchild, child, root]
     assert _ancestors(grandchild) == _ancestors_psutil(grandchild)
     # A process may name itself anything, ") 1 2" included: the parse must not break.
-    code = ("import time\nopen('/proc/self/comm', 'w').write(') 7 8 (x')\n"
-            "print('ok', flush=True)\ntime.sleep(60)\n")
-    odd = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    code = (
+        "import time\nopen('/proc/self/comm', 'w').write(') 7 8 (x')\n"
+        "print('ok', flush=True)\ntime.sleep(60)\n"
+    )
+    odd = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert odd.stdout is not None and odd.stdout.readline().strip() == "ok"
         assert psutil.Process(odd.pid).name() == ") 7 8 (x"

@@ -30,9 +30,13 @@ def args(*argv: str) -> argparse.Namespace:
 
 def test_json_attributes_processes_to_stages() -> None:
     me, parent = os.getpid(), os.getppid()
-    sampler = GpuSampler(nvml=FakeNvml([FakeGpu(processes={me: 2 * GiB, 1: GiB}, util=30)]))
+    sampler = GpuSampler(
+        nvml=FakeNvml([FakeGpu(processes={me: 2 * GiB, 1: GiB}, util=30)])
+    )
     out = io.StringIO()
-    rc = gpus_cli.run(args("--json"), stage_roots={"train": parent}, sampler=sampler, out=out)
+    rc = gpus_cli.run(
+        args("--json"), stage_roots={"train": parent}, sampler=sampler, out=out
+    )
     assert rc == 0
     data = json.loads(out.getvalue())
     assert data["schema"] == 1 and data["available"] is True and data["error"] is None
@@ -42,18 +46,31 @@ def test_json_attributes_processes_to_stages() -> None:
     assert procs[me]["stage"] == "train" and procs[me]["used_bytes"] == 2 * GiB
     assert procs[1]["stage"] == "other"
     assert data["stages"]["train"] == {
-        "root_pid": parent, "gpus": [0], "bytes": 2 * GiB, "pids": [me], "bytes_by_gpu": {"0": 2 * GiB},
+        "root_pid": parent,
+        "gpus": [0],
+        "bytes": 2 * GiB,
+        "pids": [me],
+        "bytes_by_gpu": {"0": 2 * GiB},
     }
     assert data["other_bytes"] == GiB
 
 
 def test_stage_option_and_table_output_sanitises_command_lines() -> None:
     # A real process whose command line carries a terminal escape sequence.
-    evil = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "\x1b]0;pwned\x07\x1b[31mred"])
+    evil = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+            "\x1b]0;pwned\x07\x1b[31mred",
+        ]
+    )
     try:
         sampler = GpuSampler(nvml=FakeNvml([FakeGpu(processes={evil.pid: 5 * GiB})]))
         out = io.StringIO()
-        rc = gpus_cli.run(args("--stage", f"judge={evil.pid}"), sampler=sampler, out=out)
+        rc = gpus_cli.run(
+            args("--stage", f"judge={evil.pid}"), sampler=sampler, out=out
+        )
         text = out.getvalue()
     finally:
         evil.kill()
@@ -69,7 +86,9 @@ def test_watch_with_count_prints_json_lines() -> None:
     sampler = GpuSampler(nvml=FakeNvml([FakeGpu(), FakeGpu()]))
     out = io.StringIO()
     started = time.monotonic()
-    rc = gpus_cli.run(args("--json", "--watch", "0.05", "--count", "3"), sampler=sampler, out=out)
+    rc = gpus_cli.run(
+        args("--json", "--watch", "0.05", "--count", "3"), sampler=sampler, out=out
+    )
     assert rc == 0 and time.monotonic() - started >= 0.1
     lines = out.getvalue().splitlines()
     assert len(lines) == 3
@@ -77,7 +96,9 @@ def test_watch_with_count_prints_json_lines() -> None:
 
 
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert gpus_cli.run(args("--stage", "nopid"), sampler=GpuSampler(nvml=FakeNvml())) == 2
+    assert (
+        gpus_cli.run(args("--stage", "nopid"), sampler=GpuSampler(nvml=FakeNvml())) == 2
+    )
     assert "expected NAME=PID" in capsys.readouterr().err
     assert gpus_cli.run(args("--watch", "0"), sampler=GpuSampler(nvml=FakeNvml())) == 2
     assert "--watch" in capsys.readouterr().err
@@ -86,14 +107,31 @@ def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unavailable_table_says_why() -> None:
     out = io.StringIO()
     rc = gpus_cli.run(args(), sampler=GpuSampler(nvml=FakeNvml(init_error=9)), out=out)
-    assert rc == 1 and out.getvalue() == "GPUs: NVML unavailable: the NVIDIA driver is not loaded\n"
+    assert (
+        rc == 1
+        and out.getvalue()
+        == "GPUs: NVML unavailable: the NVIDIA driver is not loaded\n"
+    )
 
 
-@pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML")
+@pytest.mark.skipif(
+    ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML"
+)
 def test_module_entry_point_without_a_driver() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "eagle3tui.gpu.gpus_cli", "--json", "--stage", f"me={os.getpid()}"],
-        capture_output=True, text=True, timeout=60, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "eagle3tui.gpu.gpus_cli",
+            "--json",
+            "--stage",
+            f"me={os.getpid()}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        check=False,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.returncode == 1, proc.stderr
@@ -109,7 +147,14 @@ def test_core_gpu_modules_import_without_textual_watchdog_or_pynvml() -> None:
         "bad = [m for m in ('textual', 'watchdog', 'pynvml') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""

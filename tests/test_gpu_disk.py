@@ -48,7 +48,7 @@ def test_write_rate_and_forecast_from_real_writes(tmp_path: Path) -> None:
     clock = StepClock()
     out = tmp_path / "out"
     watcher = DiskWatcher([out], rescan_s=0, clock=clock)
-    (s0,) = watcher.poll()
+    (_s0,) = watcher.poll()
     write(out / "shard-0.safetensors", 32 * MiB)
     write(out / "shard-1.safetensors", 32 * MiB)
     clock.t += 10
@@ -86,14 +86,18 @@ def test_forecast_event_before_projected_end_fires_once(tmp_path: Path) -> None:
     (s,) = statuses
     assert s.full_in_s is not None
     full_at = clock.t + s.full_in_s
-    assert watcher.forecast_events(statuses, full_at - 3600) == []  # the stage ends in time
+    assert (
+        watcher.forecast_events(statuses, full_at - 3600) == []
+    )  # the stage ends in time
     assert watcher.forecast_events(statuses, {"/some/other/path": full_at + 3600}) == []
     (ev,) = watcher.forecast_events(statuses, {str(tmp_path): full_at + 3600})
     assert ev.kind == "disk_full_before_end" and ev.path == str(tmp_path)
     assert "disk full in" in ev.message and "fix:" in ev.message
     assert ev.full_at < ev.projected_end
     assert watcher.forecast_events(statuses, full_at + 3600) == []  # once
-    assert watcher.forecast_events(statuses, full_at - 3600) == []  # back in time: re-armed
+    assert (
+        watcher.forecast_events(statuses, full_at - 3600) == []
+    )  # back in time: re-armed
     assert len(watcher.forecast_events(statuses, full_at + 3600)) == 1
     assert watcher.forecast_events(statuses, None) == []
 

@@ -44,10 +44,18 @@ class StepClock:
 
 def test_sample_reports_gpus_and_processes_with_v2_memory() -> None:
     me = os.getpid()
-    nvml = FakeNvml([
-        FakeGpu(used=100 * MiB, util=42, temp=55, power_mw=312_500, processes={me: 3 * GiB}),
-        FakeGpu(name="NVIDIA H100", util=0),
-    ])
+    nvml = FakeNvml(
+        [
+            FakeGpu(
+                used=100 * MiB,
+                util=42,
+                temp=55,
+                power_mw=312_500,
+                processes={me: 3 * GiB},
+            ),
+            FakeGpu(name="NVIDIA H100", util=0),
+        ]
+    )
     snap = GpuSampler(nvml=nvml).sample()
     assert snap.available and snap.error is None
     assert snap.driver == "580.159.04-fake"
@@ -61,7 +69,11 @@ def test_sample_reports_gpus_and_processes_with_v2_memory() -> None:
     assert g1.mem_used == 0
     (proc,) = snap.processes
     assert proc.gpu_index == 0 and proc.pid == me and proc.used_bytes == 3 * GiB
-    assert proc.visible and proc.cmdline and "python" in (proc.name or "").lower() + " ".join(proc.cmdline).lower()
+    assert (
+        proc.visible
+        and proc.cmdline
+        and "python" in (proc.name or "").lower() + " ".join(proc.cmdline).lower()
+    )
     assert nvml.calls["nvmlDeviceGetComputeRunningProcesses_v3"] == 2
 
 
@@ -96,7 +108,10 @@ def test_v2_function_not_found_falls_back_once() -> None:
 
 def test_process_api_falls_back_from_v3_missing_to_v2() -> None:
     me = os.getpid()
-    nvml = FakeNvml([FakeGpu(processes={me: GiB})], missing={"nvmlDeviceGetComputeRunningProcesses_v3"})
+    nvml = FakeNvml(
+        [FakeGpu(processes={me: GiB})],
+        missing={"nvmlDeviceGetComputeRunningProcesses_v3"},
+    )
     sampler = GpuSampler(nvml=nvml)
     sampler.sample()
     snap = sampler.sample()
@@ -117,11 +132,14 @@ def test_process_api_falls_back_when_v3_function_not_found_in_driver() -> None:
 
 
 def test_no_process_api_at_all_is_reported_not_raised() -> None:
-    nvml = FakeNvml([FakeGpu(processes={os.getpid(): GiB})], missing={
-        "nvmlDeviceGetComputeRunningProcesses_v3",
-        "nvmlDeviceGetComputeRunningProcesses_v2",
-        "nvmlDeviceGetComputeRunningProcesses",
-    })
+    nvml = FakeNvml(
+        [FakeGpu(processes={os.getpid(): GiB})],
+        missing={
+            "nvmlDeviceGetComputeRunningProcesses_v3",
+            "nvmlDeviceGetComputeRunningProcesses_v2",
+            "nvmlDeviceGetComputeRunningProcesses",
+        },
+    )
     snap = GpuSampler(nvml=nvml).sample()
     assert snap.available and snap.processes == []
     assert "not supported" in (snap.gpus[0].processes_error or "")
@@ -129,8 +147,11 @@ def test_no_process_api_at_all_is_reported_not_raised() -> None:
 
 
 def test_unsupported_figures_become_none_and_are_not_asked_again() -> None:
-    nvml = FakeNvml([FakeGpu()], fail={"nvmlDeviceGetPowerUsage": NVML_ERROR_NOT_SUPPORTED},
-                    missing={"nvmlDeviceGetTemperature"})
+    nvml = FakeNvml(
+        [FakeGpu()],
+        fail={"nvmlDeviceGetPowerUsage": NVML_ERROR_NOT_SUPPORTED},
+        missing={"nvmlDeviceGetTemperature"},
+    )
     sampler = GpuSampler(nvml=nvml)
     for _ in range(3):
         g = sampler.sample().gpus[0]
@@ -173,7 +194,10 @@ def test_library_missing_gives_clear_text_and_retries_slowly() -> None:
     sampler = GpuSampler(nvml=nvml, clock=clock)
     snap = sampler.sample()
     assert not snap.available
-    assert snap.error == "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed?)"
+    assert (
+        snap.error
+        == "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed?)"
+    )
     clock.t += 1
     sampler.sample()
     assert nvml.calls["nvmlInit"] == 1  # not retried every second
@@ -228,7 +252,9 @@ def test_history_is_a_ring_buffer_of_history_s() -> None:
 
 def test_background_thread_samples_and_stops_promptly() -> None:
     seen = []
-    sampler = GpuSampler(nvml=FakeNvml([FakeGpu()]), interval=0.05, on_sample=seen.append)
+    sampler = GpuSampler(
+        nvml=FakeNvml([FakeGpu()]), interval=0.05, on_sample=seen.append
+    )
     sampler.start()
     try:
         wait_for(lambda: len(sampler.history(0)) >= 3)
@@ -263,7 +289,9 @@ def test_interval_must_be_positive() -> None:
         GpuSampler(interval=0)
 
 
-@pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML")
+@pytest.mark.skipif(
+    ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML"
+)
 def test_real_pynvml_without_driver_reports_unavailable() -> None:
     snap = GpuSampler().sample()  # the real pynvml, lazily imported
     assert not snap.available

@@ -30,22 +30,48 @@ def test_classify_memory() -> None:
     assert classify_memory(series(8 * GiB, 6 * GiB)) == MemoryTrend.FALLING
     assert classify_memory(series(8 * GiB, 8 * GiB, 0)) == MemoryTrend.FREED
     assert classify_memory(series(8 * GiB, 100 * MiB)) == MemoryTrend.FREED  # "~0"
-    assert classify_memory(series(40 * MiB, 0)) == MemoryTrend.FLAT  # never held much, small change
-    assert classify_memory(series(300 * MiB, 0)) == MemoryTrend.FALLING  # not a "freed" without a real peak
+    assert (
+        classify_memory(series(40 * MiB, 0)) == MemoryTrend.FLAT
+    )  # never held much, small change
+    assert (
+        classify_memory(series(300 * MiB, 0)) == MemoryTrend.FALLING
+    )  # not a "freed" without a real peak
     assert classify_memory(series(130 * GiB, 137 * GiB), TOTAL) == MemoryTrend.FULL
     assert classify_memory(series(130 * GiB, 134 * GiB), TOTAL) == MemoryTrend.RISING
     # only the window counts for rising: an old rise followed by 30 s flat is flat
     old_rise = series(0, 8 * GiB, *([8 * GiB] * 30))
-    assert classify_memory(old_rise, thresholds=Thresholds(window_s=20)) == MemoryTrend.FLAT
+    assert (
+        classify_memory(old_rise, thresholds=Thresholds(window_s=20))
+        == MemoryTrend.FLAT
+    )
 
 
-def snap(t: float, used: int, util: float = 0.0, *, available: bool = True, error: str | None = None) -> GpuSnapshot:
-    gpu = GpuInfo(index=0, name="NVIDIA H200", mem_used=used, mem_total=TOTAL, util_pct=util, error=error)
+def snap(
+    t: float,
+    used: int,
+    util: float = 0.0,
+    *,
+    available: bool = True,
+    error: str | None = None,
+) -> GpuSnapshot:
+    gpu = GpuInfo(
+        index=0,
+        name="NVIDIA H200",
+        mem_used=used,
+        mem_total=TOTAL,
+        util_pct=util,
+        error=error,
+    )
     return GpuSnapshot(time=t, available=available, gpus=[gpu] if available else [])
 
 
 def attr(t: float, stage_bytes: int) -> Attribution:
-    usage = StageUsage(stage="extract", root_pid=4242, gpus=[0] if stage_bytes else [], bytes=stage_bytes)
+    usage = StageUsage(
+        stage="extract",
+        root_pid=4242,
+        gpus=[0] if stage_bytes else [],
+        bytes=stage_bytes,
+    )
     return Attribution(time=t, stages={"extract": usage}, other=[], stage_by_pid={})
 
 
@@ -71,9 +97,13 @@ def test_stage_lifecycle_loading_flat_freed() -> None:
     assert tr.stage_witness("extract") == GpuWitness(memory_changing=False, busy=False)
     new = tr.update(snap(t, 0), attr(t, 0))  # exit or crash
     assert tr.stage_trend("extract") == MemoryTrend.FREED
-    freed = [e for e in new if e.kind == "memory_freed" and e.subject == "stage extract"]
+    freed = [
+        e for e in new if e.kind == "memory_freed" and e.subject == "stage extract"
+    ]
     assert len(freed) == 1
-    assert freed[0].figures["peak_bytes"] == 9 * GiB and freed[0].figures["now_bytes"] == 0
+    assert (
+        freed[0].figures["peak_bytes"] == 9 * GiB and freed[0].figures["now_bytes"] == 0
+    )
     assert freed[0].figures["gpus"] == [0]
     assert "9.0 GiB -> 0 B" in freed[0].message
     # the GPU-level signal fires too, and neither repeats
@@ -94,7 +124,10 @@ def test_incomplete_process_list_does_not_count_as_zero() -> None:
     tr = SignalTracker()
     tr.update(snap(0, 9 * GiB), attr(0, 9 * GiB))
     tr.update(snap(1, 9 * GiB, error="GPU 0: GPU is lost"), attr(1, 0))
-    assert tr.stage_trend("extract") == MemoryTrend.UNKNOWN or tr.stage_trend("extract") != MemoryTrend.FREED
+    assert (
+        tr.stage_trend("extract") == MemoryTrend.UNKNOWN
+        or tr.stage_trend("extract") != MemoryTrend.FREED
+    )
     assert tr.stage_history("extract") == [(0, 9 * GiB)]
 
 
@@ -103,7 +136,10 @@ def test_full_gpu_is_oom_risk_for_gpu_and_stage() -> None:
     tr.update(snap(0, 100 * GiB, util=90), attr(0, 100 * GiB))
     events = tr.update(snap(1, 137 * GiB, util=90), attr(1, 137 * GiB))
     kinds = {(e.kind, e.subject) for e in events}
-    assert ("memory_full", "GPU 0") in kinds and ("memory_full", "stage extract") in kinds
+    assert ("memory_full", "GPU 0") in kinds and (
+        "memory_full",
+        "stage extract",
+    ) in kinds
     full = next(e for e in events if e.subject == "GPU 0")
     assert full.figures["pct"] > 97 and "out-of-memory risk" in full.message
     assert tr.gpu_trend(0) == MemoryTrend.FULL

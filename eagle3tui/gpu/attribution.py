@@ -66,7 +66,7 @@ def _proc_ppid(pid: int) -> int | None:
     except (FileNotFoundError, ProcessLookupError):
         return None
     # The command name (field 2) may contain spaces and ')': split after the last ')'.
-    fields = data[data.rindex(b")") + 2:].split()
+    fields = data[data.rindex(b")") + 2 :].split()
     return int(fields[1])
 
 
@@ -113,7 +113,9 @@ def attribute(snapshot: GpuSnapshot, stage_roots: dict[str, int]) -> Attribution
     so consumers can see a stage's memory drop to zero.
     """
     root_to_stage = {pid: name for name, pid in stage_roots.items()}
-    stages = {name: StageUsage(stage=name, root_pid=pid) for name, pid in stage_roots.items()}
+    stages = {
+        name: StageUsage(stage=name, root_pid=pid) for name, pid in stage_roots.items()
+    }
     other: list[GpuProcess] = []
     stage_by_pid: dict[int, str] = {}
     chain_cache: dict[int, str | None] = {}
@@ -134,7 +136,9 @@ def attribute(snapshot: GpuSnapshot, stage_roots: dict[str, int]) -> Attribution
         usage = stages[stage]
         used = proc.used_bytes or 0
         usage.bytes += used
-        usage.bytes_by_gpu[proc.gpu_index] = usage.bytes_by_gpu.get(proc.gpu_index, 0) + used
+        usage.bytes_by_gpu[proc.gpu_index] = (
+            usage.bytes_by_gpu.get(proc.gpu_index, 0) + used
+        )
         if proc.gpu_index not in usage.gpus:
             usage.gpus.append(proc.gpu_index)
         if proc.pid not in usage.pids:
@@ -142,4 +146,6 @@ def attribute(snapshot: GpuSnapshot, stage_roots: dict[str, int]) -> Attribution
     for usage in stages.values():
         usage.gpus.sort()
         usage.pids.sort()
-    return Attribution(time=snapshot.time, stages=stages, other=other, stage_by_pid=stage_by_pid)
+    return Attribution(
+        time=snapshot.time, stages=stages, other=other, stage_by_pid=stage_by_pid
+    )

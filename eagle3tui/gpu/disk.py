@@ -143,14 +143,26 @@ class DiskWatcher:
         try:
             st = os.statvfs(watched)
         except OSError as exc:
-            return DiskStatus(key, str(watched), exists, None, None, None, None, None, None,
-                              error=f"cannot stat {watched}: {exc.strerror or exc}")
+            return DiskStatus(
+                key,
+                str(watched),
+                exists,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                error=f"cannot stat {watched}: {exc.strerror or exc}",
+            )
         free = st.f_bavail * st.f_frsize  # what an unprivileged writer can use
         total = st.f_blocks * st.f_frsize
         self._push(w.free, (now, free), now)
         if now >= w.next_scan:
             started = time.monotonic()
-            size = tree_size(w.path) if exists else 0  # not created yet: nothing written
+            size = (
+                tree_size(w.path) if exists else 0
+            )  # not created yet: nothing written
             took = time.monotonic() - started
             self.scan_count += 1
             self._push(w.sizes, (now, size), now)
@@ -159,9 +171,21 @@ class DiskWatcher:
         write_bps = self._rate(w.sizes, growing=True)
         consumed = self._rate(w.free, growing=False)
         full_in = free / consumed if consumed else None
-        return DiskStatus(key, str(watched), exists, free, total, dir_bytes, write_bps, consumed, full_in)
+        return DiskStatus(
+            key,
+            str(watched),
+            exists,
+            free,
+            total,
+            dir_bytes,
+            write_bps,
+            consumed,
+            full_in,
+        )
 
-    def _push(self, ring: deque[tuple[float, int]], point: tuple[float, int], now: float) -> None:
+    def _push(
+        self, ring: deque[tuple[float, int]], point: tuple[float, int], now: float
+    ) -> None:
         ring.append(point)
         # Keep one point older than the window so the rate spans all of it.
         while len(ring) > 2 and ring[1][0] <= now - self.window_s:
@@ -195,7 +219,11 @@ class DiskWatcher:
             return events
         for s in statuses:
             w = self._watches.get(s.path)
-            end = projected_end.get(s.path) if isinstance(projected_end, dict) else projected_end
+            end = (
+                projected_end.get(s.path)
+                if isinstance(projected_end, dict)
+                else projected_end
+            )
             if w is None or end is None:
                 continue
             now = self._clock()
@@ -206,12 +234,19 @@ class DiskWatcher:
                 continue
             w.warned = True
             full_at = now + s.full_in_s
-            events.append(DiskEvent(
-                time=now, path=s.path, kind="disk_full_before_end",
-                message=(f"{s.path}: {s.forecast_text()} (free {format_bytes(s.free_bytes)}, "
-                         f"filling at {format_bytes(s.consume_bps)}/s), before the stage's projected "
-                         f"end in ~{max(0.0, end - now) / 60:.0f} min; fix: free space on {s.watched} "
-                         "or point the stage's output at a bigger disk"),
-                full_at=full_at, projected_end=end,
-            ))
+            events.append(
+                DiskEvent(
+                    time=now,
+                    path=s.path,
+                    kind="disk_full_before_end",
+                    message=(
+                        f"{s.path}: {s.forecast_text()} (free {format_bytes(s.free_bytes)}, "
+                        f"filling at {format_bytes(s.consume_bps)}/s), before the stage's projected "
+                        f"end in ~{max(0.0, end - now) / 60:.0f} min; fix: free space on {s.watched} "
+                        "or point the stage's output at a bigger disk"
+                    ),
+                    full_at=full_at,
+                    projected_end=end,
+                )
+            )
         return events

@@ -182,7 +182,9 @@ class FakeNvml:
     def _used(self, gpu: FakeGpu) -> int:
         return gpu.used + sum(b or 0 for b in gpu.processes.values())
 
-    def nvmlDeviceGetMemoryInfo(self, handle: _Handle, version: int | None = None) -> SimpleNamespace:
+    def nvmlDeviceGetMemoryInfo(
+        self, handle: _Handle, version: int | None = None
+    ) -> SimpleNamespace:
         if version:
             fn = "nvmlDeviceGetMemoryInfo_v2"
             if fn in self.missing:
@@ -190,8 +192,13 @@ class FakeNvml:
                 raise NVMLError(NVML_ERROR_FUNCTION_NOT_FOUND)
             gpu = self._gpu(fn, handle)
             used = self._used(gpu)
-            return SimpleNamespace(version=version, total=gpu.total, reserved=gpu.reserved,
-                                   free=gpu.total - gpu.reserved - used, used=used)
+            return SimpleNamespace(
+                version=version,
+                total=gpu.total,
+                reserved=gpu.reserved,
+                free=gpu.total - gpu.reserved - used,
+                used=used,
+            )
         gpu = self._gpu("nvmlDeviceGetMemoryInfo", handle)
         used = self._used(gpu) + gpu.reserved
         return SimpleNamespace(total=gpu.total, free=gpu.total - used, used=used)
@@ -208,15 +215,27 @@ class FakeNvml:
 
     def _procs(self, fn: str, handle: _Handle) -> list[SimpleNamespace]:
         gpu = self._gpu(fn, handle)
-        return [SimpleNamespace(pid=pid, usedGpuMemory=b, gpuInstanceId=0xFFFFFFFF,
-                                computeInstanceId=0xFFFFFFFF)
-                for pid, b in gpu.processes.items()]
+        return [
+            SimpleNamespace(
+                pid=pid,
+                usedGpuMemory=b,
+                gpuInstanceId=0xFFFFFFFF,
+                computeInstanceId=0xFFFFFFFF,
+            )
+            for pid, b in gpu.processes.items()
+        ]
 
-    def nvmlDeviceGetComputeRunningProcesses_v3(self, handle: _Handle) -> list[SimpleNamespace]:
+    def nvmlDeviceGetComputeRunningProcesses_v3(
+        self, handle: _Handle
+    ) -> list[SimpleNamespace]:
         return self._procs("nvmlDeviceGetComputeRunningProcesses_v3", handle)
 
-    def nvmlDeviceGetComputeRunningProcesses_v2(self, handle: _Handle) -> list[SimpleNamespace]:
+    def nvmlDeviceGetComputeRunningProcesses_v2(
+        self, handle: _Handle
+    ) -> list[SimpleNamespace]:
         return self._procs("nvmlDeviceGetComputeRunningProcesses_v2", handle)
 
-    def nvmlDeviceGetComputeRunningProcesses(self, handle: _Handle) -> list[SimpleNamespace]:
+    def nvmlDeviceGetComputeRunningProcesses(
+        self, handle: _Handle
+    ) -> list[SimpleNamespace]:
         return self._procs("nvmlDeviceGetComputeRunningProcesses", handle)

@@ -22,13 +22,30 @@ SCHEMA_VERSION = 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``gpus`` options to ``parser``."""
-    parser.add_argument("--json", action="store_true", help="print JSON (one object per sample)")
-    parser.add_argument("--watch", type=float, metavar="SECONDS", default=None,
-                        help="refresh every SECONDS until Ctrl-C")
-    parser.add_argument("--stage", action="append", default=[], metavar="NAME=PID",
-                        help="attribute processes under PID to stage NAME (repeatable)")
-    parser.add_argument("--count", type=int, default=None, metavar="N",
-                        help="with --watch, stop after N samples")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON (one object per sample)"
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="refresh every SECONDS until Ctrl-C",
+    )
+    parser.add_argument(
+        "--stage",
+        action="append",
+        default=[],
+        metavar="NAME=PID",
+        help="attribute processes under PID to stage NAME (repeatable)",
+    )
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --watch, stop after N samples",
+    )
 
 
 def parse_stage_args(values: list[str]) -> dict[str, int]:
@@ -37,7 +54,9 @@ def parse_stage_args(values: list[str]) -> dict[str, int]:
     for value in values:
         name, sep, pid = value.partition("=")
         if not sep or not name or not pid.strip().isdigit():
-            raise ValueError(f"--stage {value!r}: expected NAME=PID, e.g. --stage extract=4242")
+            raise ValueError(
+                f"--stage {value!r}: expected NAME=PID, e.g. --stage extract=4242"
+            )
         roots[name] = int(pid)
     return roots
 
@@ -71,17 +90,23 @@ def render_table(snapshot: GpuSnapshot, attribution: Attribution) -> str:
     """Plain-text view of one sample."""
     if not snapshot.available:
         return f"GPUs: {snapshot.error}\n"
-    lines = [f"{'GPU':<4}{'NAME':<22}{'MEMORY USED / TOTAL':<28}{'UTIL':>6}{'TEMP':>7}{'POWER':>9}"]
+    lines = [
+        f"{'GPU':<4}{'NAME':<22}{'MEMORY USED / TOTAL':<28}{'UTIL':>6}{'TEMP':>7}{'POWER':>9}"
+    ]
     for g in snapshot.gpus:
         if g.error:
-            lines.append(f"{g.index:<4}{_safe(g.name or '?')[:21]:<22}ERROR: {_safe(g.error)}")
+            lines.append(
+                f"{g.index:<4}{_safe(g.name or '?')[:21]:<22}ERROR: {_safe(g.error)}"
+            )
             continue
         pct = f" {100 * g.mem_fraction:.0f}%" if g.mem_fraction is not None else ""
         mem = f"{format_bytes(g.mem_used)} / {format_bytes(g.mem_total)}{pct}"
         util = f"{g.util_pct:.0f}%" if g.util_pct is not None else "-"
         temp = f"{g.temp_c:.0f}C" if g.temp_c is not None else "-"
         power = f"{g.power_w:.0f} W" if g.power_w is not None else "-"
-        lines.append(f"{g.index:<4}{_safe(g.name or '?')[:21]:<22}{mem:<28}{util:>6}{temp:>7}{power:>9}")
+        lines.append(
+            f"{g.index:<4}{_safe(g.name or '?')[:21]:<22}{mem:<28}{util:>6}{temp:>7}{power:>9}"
+        )
         if g.processes_error:
             lines.append(f"    processes: {_safe(g.processes_error)}")
     lines.append("")
@@ -97,14 +122,18 @@ def render_table(snapshot: GpuSnapshot, attribution: Attribution) -> str:
                 cmd = "(pid not visible here: another PID namespace?)"
             else:
                 cmd = p.name or "?"
-            lines.append(f"{p.gpu_index:<4}{p.pid:>8}  {format_bytes(p.used_bytes):>10}  "
-                         f"{_safe(stage)[:13]:<14}{_safe(cmd)[:120]}")
+            lines.append(
+                f"{p.gpu_index:<4}{p.pid:>8}  {format_bytes(p.used_bytes):>10}  "
+                f"{_safe(stage)[:13]:<14}{_safe(cmd)[:120]}"
+            )
     staged = [u for u in attribution.stages.values()]
     if staged:
         lines.append("")
         for u in staged:
             where = ",".join(map(str, u.gpus)) or "-"
-            lines.append(f"stage {_safe(u.stage)}: {format_bytes(u.bytes)} on GPU {where}")
+            lines.append(
+                f"stage {_safe(u.stage)}: {format_bytes(u.bytes)} on GPU {where}"
+            )
         if attribution.other:
             lines.append(f"{OTHER}: {format_bytes(attribution.other_bytes)}")
     return "\n".join(lines) + "\n"
@@ -129,7 +158,10 @@ def run(
         return 2
     watch = getattr(args, "watch", None)
     if watch is not None and watch <= 0:
-        print(f"eagle3tui gpus: --watch {watch}: expected a number of seconds > 0", file=sys.stderr)
+        print(
+            f"eagle3tui gpus: --watch {watch}: expected a number of seconds > 0",
+            file=sys.stderr,
+        )
         return 2
     owned = sampler is None
     sampler = sampler or GpuSampler()
@@ -168,7 +200,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for ``python -m eagle3tui.gpu.gpus_cli``."""
-    parser = argparse.ArgumentParser(prog="eagle3tui gpus", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="eagle3tui gpus", description=__doc__.splitlines()[0]
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -22,6 +22,10 @@ from typing import Any
 
 import psutil
 
+# Calls into the binding are guarded with broad ``except Exception`` on
+# purpose (the ``noqa: BLE001`` below): it is ctypes over a driver, it can
+# fail in ways the binding does not wrap, and sample() must never raise.
+
 # NVML return codes (nvml.h); stable across driver releases, so we do not
 # depend on the binding exporting them.
 _ERR_UNINITIALIZED = 1
@@ -37,7 +41,11 @@ _ERR_ARGUMENT_VERSION_MISMATCH = 25
 
 # Errors that mean "this API does not exist here", as opposed to "the GPU is
 # in trouble": we fall back to an older API, or stop asking.
-_API_ABSENT = {_ERR_NOT_SUPPORTED, _ERR_FUNCTION_NOT_FOUND, _ERR_ARGUMENT_VERSION_MISMATCH}
+_API_ABSENT = {
+    _ERR_NOT_SUPPORTED,
+    _ERR_FUNCTION_NOT_FOUND,
+    _ERR_ARGUMENT_VERSION_MISMATCH,
+}
 
 _TEMPERATURE_GPU = 0  # NVML_TEMPERATURE_GPU
 
@@ -155,10 +163,12 @@ class GpuSampler:
         on_sample: Callable[[GpuSnapshot], None] | None = None,
     ) -> None:
         if interval <= 0:
-            raise ValueError(f"GpuSampler interval must be > 0 seconds, got {interval!r}")
+            raise ValueError(
+                f"GpuSampler interval must be > 0 seconds, got {interval!r}"
+            )
         self.interval = float(interval)
         self.history_s = float(history_s)
-        self._nvml = nvml
+        self._nvml: Any = nvml
         self._clock = clock
         self._on_sample = on_sample
         self._lock = threading.Lock()
@@ -191,7 +201,7 @@ class GpuSampler:
         with self._lock:
             try:
                 snap = self._sample_locked()
-            except Exception as exc:  # last resort: a bug must not kill the UI
+            except Exception as exc:  # noqa: BLE001 (last resort: a bug must not kill the UI)
                 snap = GpuSnapshot(
                     time=self._clock(),
                     available=False,
@@ -206,7 +216,9 @@ class GpuSampler:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="eagle3tui-gpu-sampler", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="eagle3tui-gpu-sampler", daemon=True
+        )
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -229,7 +241,7 @@ class GpuSampler:
             if self._initialized and self._nvml is not None:
                 try:
                     self._nvml.nvmlShutdown()
-                except Exception:
+                except Exception:  # noqa: BLE001, S110
                     pass  # shutting down: nothing useful to do with an error
             self._initialized = False
             self._gpus.clear()
@@ -243,7 +255,7 @@ class GpuSampler:
             if self._on_sample is not None:
                 try:
                     self._on_sample(snap)
-                except Exception as exc:  # a consumer's bug must not stop sampling
+                except Exception as exc:  # noqa: BLE001 (a consumer's bug must not stop sampling)
                     self.callback_error = f"{type(exc).__name__}: {exc}"
             # Wait on the event so stop() is honoured at once, not after a tick.
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
@@ -263,7 +275,7 @@ class GpuSampler:
     def _describe(self, exc: BaseException) -> str:
         try:
             text = str(exc)
-        except Exception:
+        except Exception:  # noqa: BLE001
             text = ""
         return text or type(exc).__name__
 
@@ -271,7 +283,10 @@ class GpuSampler:
         """Load and initialise NVML; returns an error text or None."""
         if self._initialized:
             return None
-        if self._init_failed_at is not None and now - self._init_failed_at < _INIT_RETRY_S:
+        if (
+            self._init_failed_at is not None
+            and now - self._init_failed_at < _INIT_RETRY_S
+        ):
             return self._init_error
         error = self._try_init()
         if error is None:
@@ -295,7 +310,7 @@ class GpuSampler:
             self._nvml = pynvml
         try:
             self._nvml.nvmlInit()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             code = self._error_code(exc)
             if code == _ERR_LIBRARY_NOT_FOUND:
                 return "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed?)"
@@ -306,7 +321,7 @@ class GpuSampler:
             return f"NVML unavailable: nvmlInit failed: {self._describe(exc)}"
         try:
             self._driver = _text(self._nvml.nvmlSystemGetDriverVersion())
-        except Exception:
+        except Exception:  # noqa: BLE001
             self._driver = None  # cosmetic only
         return None
 
@@ -318,9 +333,11 @@ class GpuSampler:
         nvml = self._nvml
         try:
             count = int(nvml.nvmlDeviceGetCount())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             if self._error_code(exc) == _ERR_UNINITIALIZED:
-                self._initialized = False  # someone shut NVML down: init again next time
+                self._initialized = (
+                    False  # someone shut NVML down: init again next time
+                )
             return GpuSnapshot(
                 time=now,
                 available=False,
@@ -329,7 +346,9 @@ class GpuSampler:
             )
         if count == 0:
             return GpuSnapshot(
-                time=now, available=False, error="no NVIDIA GPU found (NVML reports 0 devices)",
+                time=now,
+                available=False,
+                error="no NVIDIA GPU found (NVML reports 0 devices)",
                 driver=self._driver,
             )
         for stale in [i for i in self._gpus if i >= count]:
@@ -341,7 +360,13 @@ class GpuSampler:
             gpus.append(info)
             processes.extend(procs)
         self._forget_gone_pids(processes)
-        return GpuSnapshot(time=now, available=True, gpus=gpus, processes=processes, driver=self._driver)
+        return GpuSnapshot(
+            time=now,
+            available=True,
+            gpus=gpus,
+            processes=processes,
+            driver=self._driver,
+        )
 
     def _gpu_cache(self, index: int) -> _GpuCache:
         cache = self._gpus.get(index)
@@ -352,11 +377,11 @@ class GpuSampler:
         uuid = name = None
         try:
             uuid = _text(nvml.nvmlDeviceGetUUID(handle))
-        except Exception:
+        except Exception:  # noqa: BLE001, S110
             pass  # identity is nice to have; figures still work without it
         try:
             name = _text(nvml.nvmlDeviceGetName(handle))
-        except Exception:
+        except Exception:  # noqa: BLE001, S110
             pass
         cache = _GpuCache(handle=handle, uuid=uuid, name=name)
         self._gpus[index] = cache
@@ -365,31 +390,54 @@ class GpuSampler:
     def _sample_gpu(self, index: int) -> tuple[GpuInfo, list[GpuProcess]]:
         try:
             cache = self._gpu_cache(index)
-        except Exception as exc:
-            return GpuInfo(index=index, error=f"GPU {index} not reachable: {self._describe(exc)}"), []
+        except Exception as exc:  # noqa: BLE001
+            return GpuInfo(
+                index=index, error=f"GPU {index} not reachable: {self._describe(exc)}"
+            ), []
         try:
             used, total = self._memory(cache)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             # The handle may be dead (GPU fell off the bus, Xid 79): forget it
             # so the next sample asks for a fresh one.
             self._gpus.pop(index, None)
             return (
-                GpuInfo(index=index, uuid=cache.uuid, name=cache.name, mem_total=cache.total,
-                        error=f"GPU {index}: {self._describe(exc)}"),
+                GpuInfo(
+                    index=index,
+                    uuid=cache.uuid,
+                    name=cache.name,
+                    mem_total=cache.total,
+                    error=f"GPU {index}: {self._describe(exc)}",
+                ),
                 [],
             )
-        util = self._optional(cache, "no_util", lambda: float(self._nvml.nvmlDeviceGetUtilizationRates(cache.handle).gpu))
+        util = self._optional(
+            cache,
+            "no_util",
+            lambda: float(self._nvml.nvmlDeviceGetUtilizationRates(cache.handle).gpu),
+        )
         temp = self._optional(
-            cache, "no_temp",
-            lambda: float(self._nvml.nvmlDeviceGetTemperature(cache.handle, _TEMPERATURE_GPU)),
+            cache,
+            "no_temp",
+            lambda: float(
+                self._nvml.nvmlDeviceGetTemperature(cache.handle, _TEMPERATURE_GPU)
+            ),
         )
         power = self._optional(
-            cache, "no_power", lambda: float(self._nvml.nvmlDeviceGetPowerUsage(cache.handle)) / 1000.0
+            cache,
+            "no_power",
+            lambda: float(self._nvml.nvmlDeviceGetPowerUsage(cache.handle)) / 1000.0,
         )
         procs, proc_error = self._processes(index, cache)
         info = GpuInfo(
-            index=index, uuid=cache.uuid, name=cache.name, mem_used=used, mem_total=total,
-            util_pct=util, temp_c=temp, power_w=power, processes_error=proc_error,
+            index=index,
+            uuid=cache.uuid,
+            name=cache.name,
+            mem_used=used,
+            mem_total=total,
+            util_pct=util,
+            temp_c=temp,
+            power_w=power,
+            processes_error=proc_error,
         )
         return info, procs
 
@@ -419,18 +467,22 @@ class GpuSampler:
         cache.total = int(mem.total)
         return int(mem.used), int(mem.total)
 
-    def _optional(self, cache: _GpuCache, flag: str, read: Callable[[], float]) -> float | None:
+    def _optional(
+        self, cache: _GpuCache, flag: str, read: Callable[[], float]
+    ) -> float | None:
         """Read a figure a GPU may not support; stop asking once it says so."""
         if getattr(cache, flag):
             return None
         try:
             return read()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             if isinstance(exc, AttributeError) or self._error_code(exc) in _API_ABSENT:
                 setattr(cache, flag, True)
             return None
 
-    def _processes(self, index: int, cache: _GpuCache) -> tuple[list[GpuProcess], str | None]:
+    def _processes(
+        self, index: int, cache: _GpuCache
+    ) -> tuple[list[GpuProcess], str | None]:
         if cache.no_processes:
             return [], "per-process memory not supported on this GPU/driver"
         apis = (cache.process_api,) if cache.process_api else _PROCESS_APIS
@@ -441,7 +493,7 @@ class GpuSampler:
                 continue
             try:
                 raw = fn(cache.handle)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001
                 if self._error_code(exc) in _API_ABSENT and cache.process_api is None:
                     continue  # try the next older API
                 return [], f"process list failed: {self._describe(exc)}"
@@ -463,8 +515,12 @@ class GpuSampler:
             self._pid_info[pid] = info
         name, cmdline, visible = info
         return GpuProcess(
-            gpu_index=index, pid=pid, used_bytes=None if used is None else int(used),
-            name=name, cmdline=cmdline, visible=visible,
+            gpu_index=index,
+            pid=pid,
+            used_bytes=None if used is None else int(used),
+            name=name,
+            cmdline=cmdline,
+            visible=visible,
         )
 
     @staticmethod

@@ -58,7 +58,7 @@ class GpuEvent:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def format_bytes(n: int | float | None) -> str:
+def format_bytes(n: float | None) -> str:
     """1.5 GiB style; '?' for unknown."""
     if n is None:
         return "?"
@@ -131,7 +131,9 @@ class SignalTracker:
     stage, so it works with or without the sampler's ring buffer.
     """
 
-    def __init__(self, thresholds: Thresholds = Thresholds(), history_s: float = 600.0) -> None:
+    def __init__(
+        self, thresholds: Thresholds = Thresholds(), history_s: float = 600.0
+    ) -> None:
         self.thresholds = thresholds
         self.history_s = history_s
         self._gpu: dict[int, deque[tuple[float, int, float | None]]] = {}
@@ -145,7 +147,9 @@ class SignalTracker:
 
     # ---------------------------------------------------------------- update
 
-    def update(self, snapshot: GpuSnapshot, attribution: Attribution | None = None) -> list[GpuEvent]:
+    def update(
+        self, snapshot: GpuSnapshot, attribution: Attribution | None = None
+    ) -> list[GpuEvent]:
         """Add one sample; returns the events it caused (transitions only)."""
         events: list[GpuEvent] = []
         if not snapshot.available:
@@ -193,15 +197,27 @@ class SignalTracker:
         subject = f"GPU {index}"
         if trend == MemoryTrend.FULL:
             pct = 100.0 * last / total if total else 0.0
-            return [GpuEvent(now, "memory_full", subject,
-                             f"{subject}: memory {pct:.0f}% full ({format_bytes(last)} of "
-                             f"{format_bytes(total)}): out-of-memory risk",
-                             {"used_bytes": last, "total_bytes": total, "pct": pct})]
+            return [
+                GpuEvent(
+                    now,
+                    "memory_full",
+                    subject,
+                    f"{subject}: memory {pct:.0f}% full ({format_bytes(last)} of "
+                    f"{format_bytes(total)}): out-of-memory risk",
+                    {"used_bytes": last, "total_bytes": total, "pct": pct},
+                )
+            ]
         if trend == MemoryTrend.FREED:
             peak = max(v for _, v, _ in series)
-            return [GpuEvent(now, "memory_freed", subject,
-                             f"{subject}: memory freed ({format_bytes(peak)} -> {format_bytes(last)})",
-                             {"peak_bytes": peak, "now_bytes": last})]
+            return [
+                GpuEvent(
+                    now,
+                    "memory_freed",
+                    subject,
+                    f"{subject}: memory freed ({format_bytes(peak)} -> {format_bytes(last)})",
+                    {"peak_bytes": peak, "now_bytes": last},
+                )
+            ]
         return []
 
     def _stage_transition(self, stage: str, now: float) -> list[GpuEvent]:
@@ -217,19 +233,46 @@ class SignalTracker:
         on = f" on GPU {','.join(map(str, gpus))}" if gpus else ""
         if trend == MemoryTrend.FREED:
             peak = max(v for _, v in series)
-            return [GpuEvent(now, "memory_freed", subject,
-                             f"{subject}: GPU memory freed ({format_bytes(peak)} -> "
-                             f"{format_bytes(last)}){on}",
-                             {"stage": stage, "peak_bytes": peak, "now_bytes": last, "gpus": gpus})]
+            return [
+                GpuEvent(
+                    now,
+                    "memory_freed",
+                    subject,
+                    f"{subject}: GPU memory freed ({format_bytes(peak)} -> "
+                    f"{format_bytes(last)}){on}",
+                    {
+                        "stage": stage,
+                        "peak_bytes": peak,
+                        "now_bytes": last,
+                        "gpus": gpus,
+                    },
+                )
+            ]
         if trend == MemoryTrend.FULL:
-            return [GpuEvent(now, "memory_full", subject,
-                             f"{subject}: a GPU it uses is at least "
-                             f"{self.thresholds.full_fraction:.0%} full{on}: out-of-memory risk",
-                             {"stage": stage, "bytes": last, "gpus": gpus})]
-        if trend == MemoryTrend.RISING and before in (MemoryTrend.UNKNOWN, MemoryTrend.FLAT, MemoryTrend.FREED):
-            return [GpuEvent(now, "memory_rising", subject,
-                             f"{subject}: GPU memory rising ({format_bytes(last)}){on}: loading",
-                             {"stage": stage, "bytes": last, "gpus": gpus})]
+            return [
+                GpuEvent(
+                    now,
+                    "memory_full",
+                    subject,
+                    f"{subject}: a GPU it uses is at least "
+                    f"{self.thresholds.full_fraction:.0%} full{on}: out-of-memory risk",
+                    {"stage": stage, "bytes": last, "gpus": gpus},
+                )
+            ]
+        if trend == MemoryTrend.RISING and before in (
+            MemoryTrend.UNKNOWN,
+            MemoryTrend.FLAT,
+            MemoryTrend.FREED,
+        ):
+            return [
+                GpuEvent(
+                    now,
+                    "memory_rising",
+                    subject,
+                    f"{subject}: GPU memory rising ({format_bytes(last)}){on}: loading",
+                    {"stage": stage, "bytes": last, "gpus": gpus},
+                )
+            ]
         return []
 
     # --------------------------------------------------------------- queries
@@ -239,22 +282,29 @@ class SignalTracker:
         series = self._gpu.get(index)
         if not series:
             return MemoryTrend.UNKNOWN
-        return classify_memory([(t, v) for t, v, _ in series], self._gpu_total.get(index), self.thresholds)
+        return classify_memory(
+            [(t, v) for t, v, _ in series], self._gpu_total.get(index), self.thresholds
+        )
 
     def stage_trend(self, stage: str) -> MemoryTrend:
         """Trend of the GPU memory attributed to ``stage``."""
         series = self._stage.get(stage)
         if not series:
             return MemoryTrend.UNKNOWN
-        return classify_memory(list(series), thresholds=self.thresholds, full=self._stage_full(stage))
+        return classify_memory(
+            list(series), thresholds=self.thresholds, full=self._stage_full(stage)
+        )
 
     def _stage_full(self, stage: str) -> bool:
-        return any(self.gpu_trend(i) == MemoryTrend.FULL for i in self._stage_now.get(stage, ()))
+        return any(
+            self.gpu_trend(i) == MemoryTrend.FULL
+            for i in self._stage_now.get(stage, ())
+        )
 
     def _changing(self, series: Sequence[tuple[float, int]]) -> bool:
         if len(series) < 2:
             return False
-        last_t, last = series[-1]
+        last_t, _last = series[-1]
         since = last_t - self.thresholds.window_s
         window = [v for t, v in series if t >= since]
         return max(window) - min(window) >= self.thresholds.change_bytes
@@ -275,8 +325,10 @@ class SignalTracker:
         series = self._gpu.get(index)
         if not series:
             return None
-        return GpuWitness(memory_changing=self._changing([(t, v) for t, v, _ in series]),
-                          busy=self._busy([index]))
+        return GpuWitness(
+            memory_changing=self._changing([(t, v) for t, v, _ in series]),
+            busy=self._busy([index]),
+        )
 
     def stage_witness(self, stage: str) -> GpuWitness | None:
         """Witness for a stage (its attributed memory and its GPUs' load), or
@@ -284,8 +336,10 @@ class SignalTracker:
         series = self._stage.get(stage)
         if not series:
             return None
-        return GpuWitness(memory_changing=self._changing(list(series)),
-                          busy=self._busy(self._stage_now.get(stage, [])))
+        return GpuWitness(
+            memory_changing=self._changing(list(series)),
+            busy=self._busy(self._stage_now.get(stage, [])),
+        )
 
     def stage_history(self, stage: str) -> list[tuple[float, int]]:
         """(time, bytes) attributed to ``stage``, oldest first."""
