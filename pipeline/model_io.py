@@ -12,8 +12,11 @@ locates it.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ __all__ = [
     "find_smollm2_gguf",
     "split_model_path",
     "load_tokenizer",
+    "tokenizer_cache_dir",
     "load_model",
     "resolve_device",
     "resolve_dtype",
@@ -101,15 +105,51 @@ def split_model_path(model: str | os.PathLike[str], gguf_file: str | None = None
     return str(p), None
 
 
-def load_tokenizer(model: str | os.PathLike[str], gguf_file: str | None = None) -> Any:
-    """Load the tokenizer (with its chat template) of a local model dir or GGUF file."""
+def tokenizer_cache_dir() -> Path:
+    """Where converted GGUF tokenizers are kept: ``$EAGLE3TUI_CACHE`` or ``$XDG_CACHE_HOME/eagle3tui``."""
+    root = os.environ.get("EAGLE3TUI_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "eagle3tui")
+    return Path(root) / "tokenizers"
+
+
+def load_tokenizer(model: str | os.PathLike[str], gguf_file: str | None = None, cache: bool = True) -> Any:
+    """Load the tokenizer (with its chat template) of a local model dir or GGUF file.
+
+    Building a fast tokenizer from GGUF metadata takes ~17 s for SmolLM2 on a
+    laptop CPU, so the converted tokenizer is saved once (keyed by the GGUF
+    file's path, size, mtime and the transformers version) under
+    :func:`tokenizer_cache_dir` and reloaded from there (<1 s) afterwards.
+    """
+    import transformers
     from transformers import AutoTokenizer
 
     directory, gguf = split_model_path(model, gguf_file)
-    kwargs: dict[str, Any] = {"local_files_only": True}
-    if gguf is not None:
-        kwargs["gguf_file"] = gguf
-    return AutoTokenizer.from_pretrained(directory, **kwargs)
+    if gguf is None:
+        return AutoTokenizer.from_pretrained(directory, local_files_only=True)
+    src = Path(directory) / gguf
+    cached: Path | None = None
+    if cache:
+        st = src.stat()
+        key = f"{src.resolve()}|{st.st_size}|{st.st_mtime_ns}|{transformers.__version__}"
+        cached = tokenizer_cache_dir() / (src.stem + "-" + hashlib.sha1(key.encode()).hexdigest()[:16])
+        if (cached / "tokenizer_config.json").is_file():
+            try:
+                return AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
+            except Exception:  # a damaged cache entry: rebuild it below
+                shutil.rmtree(cached, ignore_errors=True)
+    tok = AutoTokenizer.from_pretrained(directory, gguf_file=gguf, local_files_only=True)
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{cached.name}.", dir=cached.parent))
+            tok.save_pretrained(str(tmp))
+            try:
+                os.replace(tmp, cached)
+            except OSError:  # another process cached it first
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:
+            pass  # a read-only cache only costs speed
+    return tok
 
 
 def resolve_device(device: str = "auto") -> str:

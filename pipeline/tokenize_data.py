@@ -187,7 +187,10 @@ def tokenize_file(
     dropped: Counter[str] = Counter()
     stats = {"truncated": 0, "verified": 0, "multi_turn": 0, "max_len_seen": 0}
     seen: set[str] = set()
-    total = sum(1 for _ in open(input_path, encoding="utf-8")) if input_path.is_file() else None
+    total = None
+    if input_path.is_file():
+        with open(input_path, encoding="utf-8") as fh:
+            total = sum(1 for line in fh if line.strip())
     bar = progress(total, desc="tokenize", unit="sample", disable=not show_progress)
 
     def samples() -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
@@ -298,6 +301,10 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.model_io import ModelNotFoundError, load_tokenizer
 
     try:
+        # Validate the whole input before the (slower) tokenizer load, so a bad
+        # line fails in a second, not after loading.
+        for _ in _records(args.input):
+            pass
         log(f"tokenize: loading tokenizer from {args.model}")
         tok = load_tokenizer(args.model, args.gguf_file)
         manifest = tokenize_file(tok, args.input, args.output, args.max_len, args.model,

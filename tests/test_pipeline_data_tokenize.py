@@ -123,3 +123,15 @@ def test_cli_errors_name_file_and_line(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "pipeline.tokenize_data", "-i", str(src)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("usage: python -m pipeline.tokenize_data")
+
+
+@pytest.mark.slow
+def test_cached_tokenizer_matches_fresh_conversion(tok: Any, tmp_path: Path) -> None:
+    """The on-disk tokenizer cache must not change a single id or the template."""
+    from pipeline.model_io import load_tokenizer
+
+    fresh = load_tokenizer("smollm2", cache=False)
+    text = fresh.apply_chat_template(MULTI, tokenize=False) + " naïve café 東京 \t\n  ```py\nx=1\n```"
+    assert tok.chat_template == fresh.chat_template and len(tok) == len(fresh)
+    assert tok(text, add_special_tokens=False)["input_ids"] == fresh(text, add_special_tokens=False)["input_ids"]
+    assert tok.eos_token == fresh.eos_token and tok.bos_token == fresh.bos_token
