@@ -23,7 +23,7 @@ from eagle3tui.logs.rules import build_ruleset, load_rules_file
 try:
     from eagle3tui.durations import parse_duration
 except ImportError:  # pragma: no cover - the lead's module is the real one
-    def parse_duration(text: str | int | float) -> float:  # type: ignore[misc]
+    def parse_duration(text: str | float) -> float:  # type: ignore[misc]
         return float(text)
 
 
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _fmt(seconds: float | None) -> str:
     if seconds is None:
         return "?"
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"

@@ -30,6 +30,7 @@ class LogEvent:
     progress: ProgressUpdate | None = None
     projected_s: float | None = None
     drift: float | None = None
+    has_estimate: bool = False  # a stage estimate was known (JSON adds projected_s, drift)
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -54,6 +55,6 @@ class LogEvent:
                 rate=p.rate,
                 unit=p.unit,
             )
-            if self.projected_s is not None or self.drift is not None:
+            if self.has_estimate:
                 out.update(projected_s=self.projected_s, drift=self.drift)
         return out

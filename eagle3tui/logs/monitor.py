@@ -56,6 +56,7 @@ _PROGRESS_MARKERS = [
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
+_GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
@@ -139,7 +140,7 @@ class _Pending:
 def _fmt_s(seconds: float | None) -> str:
     if seconds is None:
         return "?"
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
@@ -211,6 +212,9 @@ class StageLogMonitor:
         self._tail: deque[LogEvent] = deque(maxlen=64)
         self._tb: dict[str | None, _OpenTraceback] = {}
         self._pending: list[_Pending] = []
+        # Last closed traceback per worker: a chained exception ("During
+        # handling of the above exception ...") continues it.
+        self._last_closed: dict[str | None, tuple[_Pending | None, int, int]] = {}
         self._out: list[LogEvent] = []
         self._now = 0.0
         self.stall.note_activity(self.started_at)
@@ -434,7 +438,10 @@ class StageLogMonitor:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
                 if rule is not None:
                     if rule.id == "traceback":
-                        self._open_traceback(worker, no, rest)
+                        if strip_log_header(rest).startswith(_CHAIN[:2]):
+                            self._continue_chain(worker, no, rest)
+                        else:
+                            self._open_traceback(worker, no, rest)
                         continue
                     self._rule_event(rule, rest, worker, no)
                     if rule.kind != "info":
@@ -480,6 +487,7 @@ class StageLogMonitor:
                 progress=upd,
                 projected_s=projected,
                 drift=drift,
+                has_estimate=self.eta_tracker.estimate_s is not None,
             )
         )
         if crossed and eta is not None and drift is not None:
@@ -511,6 +519,20 @@ class StageLogMonitor:
         if old is not None:
             self._close_traceback(old, old.first_text, no - 1)
         self._tb[worker] = _OpenTraceback(start=no, worker=worker, first_text=rest.strip())
+
+    def _continue_chain(self, worker: str | None, no: int, rest: str) -> None:
+        last = self._last_closed.get(worker)
+        start = no
+        if last is not None:
+            pend, end, first = last
+            if no - end <= 3 and pend is not None and pend in self._pending:
+                # One event for the whole chain, judged by its last exception.
+                self._pending.remove(pend)
+                start = first
+        old = self._tb.pop(worker, None)
+        if old is not None:
+            self._close_traceback(old, old.first_text, no - 1)
+        self._tb[worker] = _OpenTraceback(start=start, worker=worker, first_text=rest.strip())
 
     def _tb_feed(self, worker: str | None, rest: str, no: int) -> bool:
         """Feed one line to the open traceback of ``worker``; True if it belongs to it."""
@@ -548,10 +570,15 @@ class StageLogMonitor:
             ev.explanation = rule.explanation
             ev.action = rule.action
             self._emit(ev)
+            self._last_closed[tb.worker] = (None, end, tb.start)
             return
         ev.kind = "warning"
         ev.explanation = "Python exception; judged when it is clear whether the process went on."
-        self._pending.append(_Pending(ev, rule, self._now))
+        if rule is not None and rule.id in _GENERIC_RULES:
+            rule = None
+        pend = _Pending(ev, rule, self._now)
+        self._pending.append(pend)
+        self._last_closed[tb.worker] = (pend, end, tb.start)
 
     def _settle_went_on(self) -> None:
         if not self._pending:

@@ -21,8 +21,9 @@ from typing import Any
 from eagle3tui.errors import ConfigError, ConfigErrors
 
 if sys.version_info >= (3, 11):
-    import tomllib
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
+
+    import tomllib
 else:  # pragma: no cover - 3.10
     import sre_parse as _sre_parse
 
@@ -255,7 +256,7 @@ class RuleSet:
 
     def candidates(self, text: str) -> tuple[int, ...]:
         """Indices of the rules that might match ``text`` (one line)."""
-        found: set[int] = set(i for i, _ in self._unkeyed)
+        found: set[int] = {i for i, _ in self._unkeyed}
         for k, kw in enumerate(self.keywords):
             if kw in text:
                 found.update(self._kw_rules[k])

@@ -32,7 +32,7 @@ def split_worker(text: str) -> tuple[str | None, str]:
         if not name:
             name = inner.split(",", 1)[0]
         rest = text[close + 1 :]
-        return name, rest[1:] if rest.startswith(" ") else rest
+        return name, rest.removeprefix(" ")
     if c == "[":
         close = text.find("]", 1, 40)
         if close < 0 or text[close + 1 : close + 2] != ":":
@@ -40,7 +40,7 @@ def split_worker(text: str) -> tuple[str | None, str]:
         inner = text[1:close]
         if inner.startswith("rank") and inner[4:].isdigit() or inner.startswith("default") and inner[7:].isdigit():
             rest = text[close + 2 :]
-            return inner, rest[1:] if rest.startswith(" ") else rest
+            return inner, rest.removeprefix(" ")
     return None, text
 
 
