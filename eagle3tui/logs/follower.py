@@ -347,6 +347,7 @@ class LogWatcher:
         self._observer: object | None = None
         self._watched_dirs: dict[str, object] = {}
         self._stop = threading.Event()
+        self._ready = threading.Event()
         self._thread: threading.Thread | None = None
         self._use_inotify = use_inotify
         self.mode = "stopped"
@@ -364,6 +365,7 @@ class LogWatcher:
             target=self._poll_loop, args=(interval,), name="LogWatcher", daemon=True
         )
         self._thread.start()
+        self._ready.wait(5)
         return self
 
     def _start_watchdog(self) -> bool:
@@ -430,7 +432,8 @@ class LogWatcher:
 
     def _poll_loop(self, interval: float) -> None:
         last: dict[str, tuple[int, int, int]] = {}
-        while not self._stop.wait(interval):
+
+        def sweep(report: bool) -> None:
             with self._lock:
                 paths = list(self._paths)
             for p in paths:
@@ -440,9 +443,15 @@ class LogWatcher:
                 except OSError:
                     sig = (0, -1, 0)
                 if last.get(p) != sig:
-                    if p in last:
+                    # A path added later counts as changed when first seen.
+                    if report:
                         self.changed.set()
                     last[p] = sig
+
+        sweep(report=False)  # baseline before start() returns to the caller
+        self._ready.set()
+        while not self._stop.wait(interval):
+            sweep(report=True)
 
     def stop(self) -> None:
         """Stop the observer and the stat thread."""
