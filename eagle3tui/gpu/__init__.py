@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from eagle3tui.gpu.attribution import OTHER, Attribution, StageUsage, attribute
 from eagle3tui.gpu.disk import DiskEvent, DiskStatus, DiskWatcher
+from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
 from eagle3tui.gpu.sampler import GpuInfo, GpuProcess, GpuSampler, GpuSnapshot
 from eagle3tui.gpu.signals import GpuEvent, GpuWitness, MemoryTrend, SignalTracker
 
@@ -20,6 +21,7 @@ __all__ = [
     "DiskWatcher",
     "GpuEvent",
     "GpuInfo",
+    "GpuMonitor",
     "GpuProcess",
     "GpuSampler",
     "GpuSnapshot",
@@ -27,5 +29,6 @@ __all__ = [
     "MemoryTrend",
     "SignalTracker",
     "StageUsage",
+    "TelemetryUpdate",
     "attribute",
 ]

@@ -160,7 +160,7 @@ class GpuSampler:
         history_s: float = 600.0,
         *,
         clock: Callable[[], float] = time.time,
-        on_sample: Callable[[GpuSnapshot], None] | None = None,
+        on_sample: Callable[[GpuSnapshot], object] | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError(

@@ -296,10 +296,17 @@ class SignalTracker:
         )
 
     def _stage_full(self, stage: str) -> bool:
-        return any(
-            self.gpu_trend(i) == MemoryTrend.FULL
-            for i in self._stage_now.get(stage, ())
-        )
+        # Only the latest point matters for "full": no need to classify the
+        # GPUs' whole history again.
+        for index in self._stage_now.get(stage, ()):
+            series, total = self._gpu.get(index), self._gpu_total.get(index)
+            if (
+                series
+                and total
+                and series[-1][1] / total >= self.thresholds.full_fraction
+            ):
+                return True
+        return False
 
     def _changing(self, series: Sequence[tuple[float, int]]) -> bool:
         if len(series) < 2:
