@@ -82,17 +82,27 @@ class _Markers:
             return [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
         return [m.start() + start for m in self._rx.finditer(view)]
 
-    def last_line(self, data: bytes) -> int | None:
-        """Start of the last line holding a marker, searching from the end."""
+    def last_lines(self, data: bytes, k: int) -> list[int]:
+        """Starts of the last ``k`` lines holding a marker, searching from the end."""
         n = len(data)
         window = 64 * 1024
         while True:
             start = max(0, n - window)
+            # The first line of a window may be cut: begin at a line start.
+            if start:
+                start = data.find(b"\n", start) + 1 or n
             pos = self.positions(data, start)
             if pos:
-                return data.rfind(b"\n", 0, pos[-1]) + 1
-            if start == 0:
-                return None
+                out: list[int] = []
+                for p in reversed(pos):
+                    ls = data.rfind(b"\n", 0, p) + 1
+                    if not out or ls != out[-1]:
+                        out.append(ls)
+                        if len(out) == k:
+                            break
+                return out[::-1]
+            if start == 0 or window >= n:
+                return []
             window *= 8
 
     def line_starts(self, data: bytes) -> list[int]:
@@ -199,6 +209,7 @@ class StageLogMonitor:
         self.stall = StallDetector(stall_floor_s, stall_k)
         self.progress_events = progress_events
         self.progress_mode = progress_mode
+        self.samples_per_block = 8
         self.include_info = include_info
         self.started_at = time.time() if started_at is None else started_at
         self.early_exit_s = early_exit_s
@@ -379,8 +390,9 @@ class StageLogMonitor:
         if self.progress_mode == "all":
             prog = _markers().line_starts(data)
         else:
-            lp = _markers().last_line(data)
-            prog = [] if lp is None else [lp]
+            # The last few progress lines: the newest state for display, and
+            # several samples for the ETA's median even when catching up.
+            prog = _markers().last_lines(data, self.samples_per_block)
         n = len(data)
         pos = 0
         no = first_no
