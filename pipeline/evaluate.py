@@ -68,7 +68,7 @@ class TargetRunner:
         x = torch.tensor([ids], device=self.device)
         out = self.model(input_ids=x, past_key_values=cache, use_cache=True)
         aux = torch.cat([self._cap[s] for s in range(3)], dim=-1)[0]
-        return out.logits[0], aux, out.past_key_values
+        return out.logits[0], aux, cache  # the cache object is updated in place
 
 
 @torch.inference_mode()
@@ -184,7 +184,11 @@ def speculative_generate(
             a += 1
         new = props[:a] + [preds[a]]
         feats = torch.cat([feats, aux[: a + 1]], dim=0)
-        cache.crop(len(seq) + a)  # drop the rejected proposals' keys/values
+        # Drop the rejected proposals' keys/values. A negative crop removes that many
+        # tokens in every transformers version (positive values changed meaning in 5.x).
+        extra = cache.get_seq_length() - (len(seq) + a)
+        if extra > 0:
+            cache.crop(-extra)
         stats.rounds += 1
         stats.accepted += a
         stats.proposed += len(props)

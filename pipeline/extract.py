@@ -519,6 +519,9 @@ def run_extract(args: Any) -> int:
         "num_loss_tokens": int(sum(int(ds[i][2].sum()) for i in range(n))),
         "shards": shard_info,
         "fingerprint": fp,
+        # Throughput of this run (only the shards it wrote; reused shards cost nothing).
+        "throughput": {"tokens": done_tokens, "seconds": round(elapsed, 3),
+                       "tokens_per_s": done_tokens / elapsed if elapsed > 0 else 0.0},
     }
     atomic_write_json(out / MANIFEST, manifest)
     rate = done_tokens / elapsed if elapsed > 0 else 0.0
