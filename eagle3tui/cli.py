@@ -1,0 +1,339 @@
+"""Command line: ``eagle3tui [--config PATH] [SUBCOMMAND]``.
+
+With no subcommand it opens the TUI; ``--watch`` runs headless. Exit codes:
+0 ok, 1 a stage or command failed, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from eagle3tui.config import PipelineConfig, load_config, missing_executables, parse_overrides
+from eagle3tui.durations import format_duration
+from eagle3tui.errors import ConfigError
+from eagle3tui.textsafe import printable
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _load(args: argparse.Namespace) -> PipelineConfig:
+    return load_config(args.config, parse_overrides(args.set))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    config = _load(args)
+    errors = missing_executables(config)
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
+    n_rules = len(config.rules)
+    print(f"{config.path}: ok — pipeline {config.name!r}, {len(config.stages)} stages"
+          + (f", {n_rules} user rules" if n_rules else "") + f", state in {config.state_dir}")
+    for s in config.stages:
+        deps = f" after {', '.join(s.depends_on)}" if s.depends_on else ""
+        est = f", estimate {format_duration(s.estimate_s)}" if s.estimate_s else ""
+        gpus = f", gpus {s.gpus.describe()}" if not s.gpus.empty else ""
+        print(f"  {s.name:14} {s.kind}{deps}{est}{gpus}")
+    return EXIT_OK
+
+
+def _reply(reply: dict[str, Any]) -> int:
+    msg = reply.get("message", "")
+    if msg:
+        print(msg, file=sys.stdout if reply.get("ok") else sys.stderr)
+    return EXIT_OK if reply.get("ok") else EXIT_FAILED
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    from eagle3tui.control import send_command
+
+    config = _load(args)
+    if not args.stages and not args.all:
+        print("error: name the stages to start, or pass --all", file=sys.stderr)
+        return EXIT_USAGE
+    for n in args.stages:
+        if n not in config.names:
+            print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    errors = missing_executables(config, None if args.all else None)
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
+    rc = _reply(send_command(config, "start", args.stages, all=args.all))
+    if rc == EXIT_OK and args.wait:
+        return _wait(config, args.stages or config.names, args.timeout)
+    return rc
+
+
+def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> int:
+    """Block until ``names`` are all finished; 0 if all succeeded or were skipped."""
+    from eagle3tui.control import ensure_driver
+    from eagle3tui.records import RunStore
+    from eagle3tui.state import Intent, StageState, derive_statuses, read_live
+
+    deadline = time.monotonic() + timeout if timeout else None
+    spawns = 0
+    while True:
+        store = RunStore(config.state_dir)
+        _, live = read_live(config.state_dir)
+        sts = {s.name: s for s in derive_statuses(config, store, Intent.load(config.state_dir), live)}
+        states = [sts[n].state for n in names]
+        if all(s in (StageState.SUCCEEDED, StageState.SKIPPED) for s in states):
+            return EXIT_OK
+        if any(s in (StageState.FAILED, StageState.STOPPED) for s in states) and \
+                not any(s.active for s in states):
+            stuck = [n for n in names if sts[n].state in (StageState.PENDING, StageState.WAITING)]
+            if not stuck or all("blocked" in (sts[n].reason or "") for n in stuck):
+                return EXIT_FAILED
+        if deadline and time.monotonic() > deadline:
+            print("error: timed out waiting", file=sys.stderr)
+            return EXIT_FAILED
+        if ensure_driver(config):
+            spawns += 1
+            if spawns > 20:
+                print(f"error: the driver keeps exiting; see {config.state_dir / 'driver.log'}",
+                      file=sys.stderr)
+                return EXIT_FAILED
+        time.sleep(0.2)
+
+
+def _simple(op: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from eagle3tui.control import send_command
+
+        config = _load(args)
+        if args.stage not in config.names:
+            print(f"error: no stage named {args.stage!r} in {config.path} "
+                  f"(stages: {', '.join(config.names)})", file=sys.stderr)
+            return EXIT_USAGE
+        if op in ("restart", "resume"):
+            errors = missing_executables(config, [args.stage])
+            for e in errors:
+                print(f"error: {e}", file=sys.stderr)
+            if errors:
+                return EXIT_USAGE
+        return _reply(send_command(config, op, [args.stage]))
+    return run
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from eagle3tui.state import snapshot
+
+    config = _load(args)
+    snap = snapshot(config)
+    if args.json:
+        print(json.dumps(snap, indent=2))
+    else:
+        print(render_status(snap))
+    failed = any(s["state"] == "failed" for s in snap["stages"])
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def render_status(snap: dict[str, Any], now: float | None = None) -> str:
+    """The human ``status`` table."""
+    now = now or time.time()
+    drv = snap["driver"]
+    lines = [f"pipeline {snap['pipeline']}  ({snap['config']})",
+             f"driver: {'pid ' + str(drv['pid']) if drv['alive'] else 'not running'}", ""]
+    head = f"{'STAGE':14} {'STATE':10} {'TRY':>3} {'PID':>7} {'ELAPSED':>8} {'PROGRESS':>16} {'ETA':>8} {'DRIFT':>6}  NOTE"
+    lines.append(head)
+    for s in snap["stages"]:
+        elapsed = None
+        if s["started_at"]:
+            elapsed = (s["ended_at"] or now) - s["started_at"]
+        live = s.get("live") or {}
+        prog = live.get("progress") or {}
+        eta = live.get("eta") or {}
+        ptxt = ""
+        if prog.get("n") is not None:
+            ptxt = f"{_num(prog['n'])}/{_num(prog.get('total')) if prog.get('total') else '?'}"
+            if prog.get("unit"):
+                ptxt += f" {prog['unit']}"
+        drift = eta.get("drift")
+        note = s["reason"] or ""
+        if s["kind"] == "service" and s["state"] == "running":
+            note = note or ("ready" if s.get("ready") else "starting")
+        if s.get("hint"):
+            note += f" ({s['hint']})"
+        lines.append(
+            f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
+            f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
+            f"{format_duration(eta.get('remaining_s')) if eta.get('remaining_s') is not None else '':>8} "
+            f"{(f'{drift:+.0%}' if drift is not None else ''):>6}  {printable(note)}")
+    for p in snap.get("problems", []):
+        lines.append(f"warning: {printable(p)}")
+    return "\n".join(lines)
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.1f}"
+    return str(int(x)) if isinstance(x, (int, float)) else str(x)
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from eagle3tui.records import RunStore
+    from eagle3tui.state import Intent, derive_statuses
+
+    config = _load(args)
+    if args.stage not in config.names:
+        print(f"error: no stage named {args.stage!r} (stages: {', '.join(config.names)})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    store = RunStore(config.state_dir)
+    rec = store.latest(args.stage)
+    path = Path(rec.log) if rec else config.stage(args.stage).log
+    offset = 0 if (args.all_attempts or rec is None) else rec.log_offset
+    if not path.exists():
+        print(f"{args.stage}: no log yet ({path})", file=sys.stderr)
+        return EXIT_FAILED if not args.follow else EXIT_OK
+    out = sys.stdout
+    with open(path, "rb") as f:
+        f.seek(offset)
+        pending = b""
+        while True:
+            chunk = f.read(1 << 16)
+            if chunk:
+                data = pending + chunk
+                cut = data.rfind(b"\n") + 1
+                pending = data[cut:]
+                if cut:
+                    out.write(printable(data[:cut].decode("utf-8", "replace"), keep_newlines=True))
+                    out.flush()
+                continue
+            if not args.follow:
+                break
+            st = {s.name: s for s in derive_statuses(config, RunStore(config.state_dir),
+                                                     Intent.load(config.state_dir))}[args.stage]
+            if not st.state.active and st.run_id == (rec.run_id if rec else None):
+                break
+            time.sleep(0.2)
+        if pending:
+            out.write(printable(pending.decode("utf-8", "replace"), keep_newlines=True) + "\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="eagle3tui",
+        description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends).",
+    )
+    ap.add_argument("--config", default=os.environ.get("EAGLE3TUI_CONFIG", "pipeline.toml"),
+                    help="pipeline file (default: ./pipeline.toml)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a [vars] value (repeatable)")
+    ap.add_argument("--watch", action="store_true", help="run headless: supervise and print alerts")
+    ap.add_argument("--alerts", metavar="PATH", help="with --watch: also append alerts here (JSONL)")
+    ap.add_argument("--run-all", action="store_true", help="with --watch: start every stage")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        # Accept --config/--set after the subcommand too; SUPPRESS keeps the global value.
+        p.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        p.add_argument("--set", action="append", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    p = sub.add_parser("check", help="validate pipeline.toml and the stages' executables")
+    common(p)
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("start", help="start stages (with their dependencies) or --all")
+    common(p)
+    p.add_argument("stages", nargs="*")
+    p.add_argument("--all", action="store_true", help="start every stage in dependency order")
+    p.add_argument("--wait", action="store_true", help="block until they finish; exit 1 on failure")
+    p.add_argument("--timeout", type=float, default=None, help="with --wait: give up after SECONDS")
+    p.set_defaults(func=cmd_start)
+    p = sub.add_parser("status", help="show every stage's state")
+    common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable (schema in README)")
+    p.set_defaults(func=cmd_status)
+    for op, text in (("stop", "stop a stage: SIGTERM to its process group, SIGKILL after the grace"),
+                     ("restart", "run a finished stage again from scratch (a new attempt)"),
+                     ("resume", "relaunch a failed or stopped stage with its resume arguments"),
+                     ("skip", "mark a stage as skipped; dependents treat it as done"),
+                     ("unskip", "undo skip")):
+        p = sub.add_parser(op, help=text)
+        common(p)
+        p.add_argument("stage")
+        p.set_defaults(func=_simple(op))
+    p = sub.add_parser("logs", help="print a stage's log (current attempt)")
+    common(p)
+    p.add_argument("stage")
+    p.add_argument("-f", "--follow", action="store_true", help="keep following until the stage ends")
+    p.add_argument("--all-attempts", action="store_true", help="print the whole log file")
+    p.set_defaults(func=cmd_logs)
+    _optional_subcommands(sub, common)
+    return ap
+
+
+def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Subcommands implemented in their own modules."""
+    try:
+        from eagle3tui.logs import classify_cli
+    except ImportError:
+        classify_cli = None  # type: ignore[assignment]
+    if classify_cli is not None:
+        p = sub.add_parser("classify", help="classify a log offline: events, progress, ETA drift")
+        classify_cli.add_arguments(p)
+        p.set_defaults(func=classify_cli.run, needs_config=False)
+    try:
+        from eagle3tui.gpu import gpus_cli
+    except ImportError:
+        gpus_cli = None  # type: ignore[assignment]
+    if gpus_cli is not None:
+        p = sub.add_parser("gpus", help="per-GPU memory and which stage holds it")
+        common(p)
+        gpus_cli.add_arguments(p)
+        p.set_defaults(func=_gpus)
+
+
+def _gpus(args: argparse.Namespace) -> int:
+    from eagle3tui.gpu import gpus_cli
+
+    roots: dict[str, int] = {}
+    try:
+        config = _load(args)
+    except ConfigError:
+        config = None  # no pipeline here: show GPUs without attribution
+    if config is not None:
+        from eagle3tui.records import RunStore
+        from eagle3tui.state import Intent, derive_statuses
+
+        for s in derive_statuses(config, RunStore(config.state_dir), Intent.load(config.state_dir)):
+            if s.state.active and s.pid:
+                roots[s.name] = s.pid
+    return gpus_cli.run(args, stage_roots=roots)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        if args.watch:
+            from eagle3tui.watch import run_watch
+
+            return run_watch(args)
+        if args.command is None:
+            from eagle3tui.tui.app import run_tui
+
+            return run_tui(args)
+        return int(args.func(args))
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

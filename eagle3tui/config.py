@@ -1,0 +1,743 @@
+"""pipeline.toml: loading, variable substitution and validation.
+
+Every problem is collected in one pass and reported with the file, the key
+(``stage[extract].estimate``), the line where it can be found, and the fix.
+Nothing is launched from a configuration that did not validate.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.durations import parse_duration
+from eagle3tui.errors import ConfigError, ConfigErrors
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+STAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_VAR_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{[^}]*\}?")
+TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts"}
+PIPELINE_KEYS = {
+    "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
+}
+STAGE_KEYS = {
+    "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
+    "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description",
+}
+READY_KEYS = {"url", "log", "timeout", "interval"}
+RETRY_KEYS = {"max_attempts", "backoff", "on"}
+ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window"}
+RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
+LEVELS = ("info", "warning", "critical")
+
+
+@dataclass(frozen=True)
+class ReadyProbe:
+    """How to tell that a service is ready: an HTTP URL answering 200, or a log regex."""
+
+    url: str | None
+    log_pattern: str | None
+    timeout_s: float
+    interval_s: float
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Automatic resume of a failed stage (off unless configured).
+
+    ``on`` lists what qualifies: rule ids seen in the failed attempt's log
+    (e.g. ``"nccl-timeout"``), ``"exit:N"``, ``"signal:N"`` or ``"any"``.
+    """
+
+    max_attempts: int
+    backoff_s: float
+    on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """The GPUs a stage holds while it runs: all of them, or given indices."""
+
+    all: bool = False
+    indices: frozenset[int] = frozenset()
+
+    @property
+    def empty(self) -> bool:
+        return not self.all and not self.indices
+
+    def overlaps(self, other: "GpuSpec") -> bool:
+        if self.empty or other.empty:
+            return False
+        if self.all or other.all:
+            return True
+        return bool(self.indices & other.indices)
+
+    def describe(self) -> str:
+        if self.all:
+            return "all"
+        return ",".join(str(i) for i in sorted(self.indices)) or "-"
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """One ``[[stage]]`` after substitution and validation."""
+
+    name: str
+    command: tuple[str, ...]
+    shell: bool = False
+    cwd: Path = Path(".")
+    env: dict[str, str] = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+    estimate_s: float | None = None
+    gpus: GpuSpec = GpuSpec()
+    resume: tuple[str, ...] = ()
+    log: Path = Path("stage.log")
+    outputs: tuple[Path, ...] = ()
+    kind: str = "task"
+    ready: ReadyProbe | None = None
+    stop_grace_s: float = 30.0
+    retry: RetryPolicy | None = None
+    disk: tuple[Path, ...] = ()
+    description: str = ""
+    line: int | None = None
+
+    @property
+    def is_service(self) -> bool:
+        return self.kind == "service"
+
+    def argv(self, resume: bool = False) -> list[str]:
+        """The argv to launch; a shell stage runs through ``/bin/sh -c``."""
+        if self.shell:
+            script = self.command[0]
+            if resume and self.resume:
+                script = script + " " + " ".join(self.resume)
+            return ["/bin/sh", "-c", script]
+        argv = list(self.command)
+        if resume:
+            argv += list(self.resume)
+        return argv
+
+
+@dataclass(frozen=True)
+class AlertsConfig:
+    """``[alerts]``: where alerts go beyond stdout and the alerts file."""
+
+    command: tuple[str, ...] | None = None
+    min_level: str = "warning"
+    rate_limit_per_min: int = 30
+    timeout_s: float = 10.0
+    dedup_window_s: float = 300.0
+
+
+@dataclass
+class PipelineConfig:
+    """A validated pipeline.toml."""
+
+    path: Path
+    name: str
+    state_dir: Path
+    vars: dict[str, str]
+    stages: list[StageConfig]
+    rules: list[dict[str, Any]]
+    alerts: AlertsConfig
+    drift_threshold: float = 0.25
+    stall_floor_s: float = 300.0
+    stop_grace_s: float = 30.0
+    gpu_interval_s: float = 1.0
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    def stage(self, name: str) -> StageConfig:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.stages)
+        raise KeyError(f"no stage named {name!r} in {self.path} (stages: {known})")
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def dependents(self, name: str) -> list[StageConfig]:
+        return [s for s in self.stages if name in s.depends_on]
+
+
+class _Locator:
+    """Finds the line of a key in the TOML text (tomllib gives no positions)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def table_line(self, header: str, index: int = 0) -> int | None:
+        pat = re.compile(r"^\s*\[\[?\s*" + re.escape(header) + r"\s*\]\]?\s*(#.*)?$")
+        seen = -1
+        for i, line in enumerate(self.lines):
+            if pat.match(line):
+                seen += 1
+                if seen == index:
+                    return i + 1
+        return None
+
+    def key_line(self, header: str | None, key: str, index: int = 0) -> int | None:
+        start = 0
+        if header is not None:
+            t = self.table_line(header, index)
+            if t is None:
+                return None
+            start = t
+        pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for i in range(start, len(self.lines)):
+            line = self.lines[i]
+            if i > start and header is not None and re.match(r"^\s*\[", line):
+                break
+            if pat.match(line):
+                return i + 1
+        return self.table_line(header, index) if header else None
+
+
+class _Builder:
+    """Collects errors while turning the raw TOML dict into a PipelineConfig."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.loc = _Locator(text)
+        self.errors: list[ConfigError] = []
+
+    def err(self, message: str, key: str, line: int | None, fix: str | None = None) -> None:
+        self.errors.append(ConfigError(message, path=str(self.path), key=key, line=line, fix=fix))
+
+
+def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, line: int | None) -> str:
+    """Replace ``{name}`` with its value; ``{{`` and ``}}`` are literal braces.
+
+    A tiny replacer rather than str.format, so that ``{x.attr}`` or ``{x[0]}``
+    can never reach into Python objects.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "{{":
+            return "{"
+        if tok == "}}":
+            return "}"
+        name = m.group(1)
+        if name is None:
+            b.err(f"malformed placeholder {tok!r}", key, line,
+                  "write {name} for a variable, or {{ and }} for literal braces")
+            return tok
+        if name not in variables:
+            known = ", ".join(sorted(variables)) or "none"
+            b.err(f"unknown variable {{{name}}}", key, line,
+                  f"define it under [vars] or pass --set {name}=VALUE (known: {known})")
+            return tok
+        return variables[name]
+
+    return _VAR_RE.sub(repl, value)
+
+
+def load_config(path: str | os.PathLike[str], overrides: dict[str, str] | None = None,
+                *, check_rules: bool = True) -> PipelineConfig:
+    """Load and validate ``path``; raise ConfigError (or ConfigErrors) on any problem."""
+    path = Path(path).absolute()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("configuration file not found", path=str(path),
+                          fix="pass --config PATH, or create pipeline.toml (see README)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read configuration: {e}", path=str(path)) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise ConfigError(f"invalid TOML: {e}", path=str(path),
+                          line=int(m.group(1)) if m else None,
+                          fix="correct the TOML syntax at that line") from None
+    return build_config(raw, path, text, overrides or {}, check_rules=check_rules)
+
+
+def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str, str],
+                 *, check_rules: bool = True) -> PipelineConfig:
+    """Validate a parsed TOML document; see load_config."""
+    b = _Builder(path, text)
+    for k in raw:
+        if k not in TOP_KEYS:
+            b.err(f"unknown top-level key {k!r}", k, b.loc.key_line(None, k) or b.loc.table_line(k),
+                  f"use one of: {', '.join(sorted(TOP_KEYS))}")
+
+    pipe = raw.get("pipeline", {})
+    if not isinstance(pipe, dict):
+        b.err("[pipeline] must be a table", "pipeline", None)
+        pipe = {}
+    for k in pipe:
+        if k not in PIPELINE_KEYS:
+            b.err(f"unknown key {k!r} in [pipeline]", f"pipeline.{k}", b.loc.key_line("pipeline", k),
+                  f"use one of: {', '.join(sorted(PIPELINE_KEYS))}")
+    config_dir = path.parent
+    name = str(pipe.get("name", config_dir.name or "pipeline"))
+    state_dir_raw = pipe.get("state_dir", ".eagle3tui")
+    state_dir = (config_dir / str(state_dir_raw)).resolve() if not os.path.isabs(str(state_dir_raw)) \
+        else Path(str(state_dir_raw))
+
+    def duration(value: Any, key: str, line: int | None, default: float | None) -> float | None:
+        if value is None:
+            return default
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            b.err(str(e), key, line, "use a duration such as \"22m\", \"1h30m\" or \"90s\"")
+            return default
+
+    drift = pipe.get("drift_threshold", 0.25)
+    if not isinstance(drift, (int, float)) or isinstance(drift, bool) or drift <= 0:
+        b.err(f"drift_threshold must be a positive number, got {drift!r}", "pipeline.drift_threshold",
+              b.loc.key_line("pipeline", "drift_threshold"), "e.g. drift_threshold = 0.25 for +25%")
+        drift = 0.25
+    stall_floor = duration(pipe.get("stall_floor"), "pipeline.stall_floor",
+                           b.loc.key_line("pipeline", "stall_floor"), 300.0)
+    stop_grace = duration(pipe.get("stop_grace"), "pipeline.stop_grace",
+                          b.loc.key_line("pipeline", "stop_grace"), 30.0)
+    gpu_interval = duration(pipe.get("gpu_interval"), "pipeline.gpu_interval",
+                            b.loc.key_line("pipeline", "gpu_interval"), 1.0)
+
+    # Variables: builtins, then [vars], then --set overrides.
+    variables: dict[str, str] = {
+        "config_dir": str(config_dir),
+        "state_dir": str(state_dir),
+        "python": sys.executable,
+    }
+    raw_vars = raw.get("vars", {})
+    if not isinstance(raw_vars, dict):
+        b.err("[vars] must be a table of strings", "vars", b.loc.table_line("vars"))
+        raw_vars = {}
+    for k, v in raw_vars.items():
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            b.err(f"variable {k!r} must be a string or number, got {type(v).__name__}", f"vars.{k}",
+                  b.loc.key_line("vars", k), "quote the value")
+            continue
+        variables[k] = str(v)
+    for k, v in overrides.items():
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
+            b.err(f"bad variable name {k!r} in --set", f"--set {k}", None, "use --set name=value")
+            continue
+        variables[k] = v
+    # Vars may refer to earlier builtins, e.g. data = "{config_dir}/data".
+    for k in list(variables):
+        if k in raw_vars or k in overrides:
+            variables[k] = _substitute(variables[k], variables, b, f"vars.{k}",
+                                       b.loc.key_line("vars", k))
+
+    raw_stages = raw.get("stage", [])
+    if not isinstance(raw_stages, list):
+        b.err("stages must be written as [[stage]] tables", "stage", b.loc.key_line(None, "stage"),
+              "write each stage as a [[stage]] table")
+        raw_stages = []
+    if not raw_stages:
+        b.err("no stages defined", "stage", None, "add at least one [[stage]] with name and command")
+
+    stages: list[StageConfig] = []
+    seen: dict[str, int] = {}
+    for i, st in enumerate(raw_stages):
+        s = _build_stage(st, i, b, variables, config_dir, state_dir, stop_grace or 30.0)
+        if s is None:
+            continue
+        if s.name in seen:
+            b.err(f"duplicate stage name {s.name!r} (also stage #{seen[s.name] + 1})",
+                  f"stage[{s.name}].name", b.loc.key_line("stage", "name", i),
+                  "give each stage a unique name")
+            continue
+        seen[s.name] = i
+        stages.append(s)
+
+    names = {s.name for s in stages}
+    for i, s in enumerate(stages):
+        for d in s.depends_on:
+            if d not in names:
+                b.err(f"stage {s.name!r} depends on unknown stage {d!r}", f"stage[{s.name}].depends_on",
+                      b.loc.key_line("stage", "depends_on", seen[s.name]),
+                      f"use one of: {', '.join(sorted(names - {s.name}))}")
+            elif d == s.name:
+                b.err(f"stage {s.name!r} depends on itself", f"stage[{s.name}].depends_on",
+                      b.loc.key_line("stage", "depends_on", seen[s.name]), "remove it from depends_on")
+    cycle = find_cycle(stages)
+    if cycle:
+        first = cycle[0]
+        b.err("dependency cycle: " + " -> ".join(cycle), f"stage[{first}].depends_on",
+              b.loc.key_line("stage", "depends_on", seen.get(first, 0)),
+              "remove one of these dependencies")
+
+    alerts = _build_alerts(raw.get("alerts", {}), b, variables)
+
+    rules = raw.get("rule", [])
+    if not isinstance(rules, list):
+        b.err("rules must be written as [[rule]] tables", "rule", None)
+        rules = []
+    rule_specs: list[dict[str, Any]] = []
+    for i, r in enumerate(rules):
+        line = b.loc.table_line("rule", i)
+        if not isinstance(r, dict):
+            b.err("each [[rule]] must be a table", f"rule[{i}]", line)
+            continue
+        rule_specs.append(dict(r))
+    if check_rules and rule_specs:
+        for e in validate_rules(rule_specs, path):
+            b.errors.append(e)
+
+    if b.errors:
+        raise b.errors[0] if len(b.errors) == 1 else ConfigErrors(b.errors)
+    return PipelineConfig(
+        path=path, name=name, state_dir=state_dir, vars=variables, stages=stages,
+        rules=rule_specs, alerts=alerts, drift_threshold=float(drift),
+        stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
+        gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
+    )
+
+
+def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:
+    """Compile user rules with the log classifier; report each bad one by id."""
+    try:
+        from eagle3tui.logs.rules import build_ruleset
+    except ImportError:  # the classifier is optional for a bare config check
+        return []
+    try:
+        build_ruleset(specs, str(path))
+    except ConfigErrors as e:
+        return list(e.errors)
+    except ConfigError as e:
+        return [e]
+    return []
+
+
+def _str_list(value: Any, b: _Builder, key: str, line: int | None, fix: str) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return list(value)
+    b.err(f"expected a list of strings, got {value!r}", key, line, fix)
+    return None
+
+
+def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config_dir: Path,
+                 state_dir: Path, default_grace: float) -> StageConfig | None:
+    loc = b.loc
+    head = loc.table_line("stage", i)
+    if not isinstance(st, dict):
+        b.err("each [[stage]] must be a table", f"stage #{i + 1}", head)
+        return None
+    name = st.get("name")
+    if not isinstance(name, str) or not STAGE_NAME_RE.match(name):
+        b.err(f"stage #{i + 1} needs a name of letters, digits, '.', '_' or '-' (got {name!r})",
+              f"stage #{i + 1}.name", loc.key_line("stage", "name", i) or head,
+              "add name = \"extract\" (it names the log and state files)")
+        return None
+    k = f"stage[{name}]"
+
+    def line(key: str) -> int | None:
+        return loc.key_line("stage", key, i)
+
+    for key in st:
+        if key not in STAGE_KEYS:
+            b.err(f"unknown key {key!r}", f"{k}.{key}", line(key),
+                  f"use one of: {', '.join(sorted(STAGE_KEYS))}")
+
+    def sub(value: str, key: str) -> str:
+        return _substitute(value, variables, b, f"{k}.{key}", line(key))
+
+    shell = st.get("shell", False)
+    if not isinstance(shell, bool):
+        b.err("shell must be true or false", f"{k}.shell", line("shell"))
+        shell = False
+    cmd = st.get("command")
+    command: tuple[str, ...] = ()
+    if cmd is None:
+        b.err("missing command", f"{k}.command", head,
+              "add command = [\"python\", \"-m\", \"pipeline.extract\", ...] (an argv list)")
+    elif isinstance(cmd, str):
+        if not shell:
+            b.err("command is a string; commands are argv lists", f"{k}.command", line("command"),
+                  "write command = [\"prog\", \"arg\", ...], or set shell = true to run it through /bin/sh")
+        else:
+            command = (sub(cmd, "command"),)
+    elif isinstance(cmd, list) and cmd and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in cmd):
+        if shell:
+            b.err("shell = true needs command to be one string", f"{k}.command", line("command"),
+                  "write command = \"prog --flag | other\" or drop shell = true")
+        else:
+            command = tuple(sub(str(x), "command") for x in cmd)
+    else:
+        b.err(f"command must be a non-empty list of strings, got {cmd!r}", f"{k}.command",
+              line("command"), "write command = [\"prog\", \"arg\", ...]")
+
+    cwd_raw = st.get("cwd", str(config_dir))
+    cwd = Path(sub(str(cwd_raw), "cwd"))
+    if not cwd.is_absolute():
+        cwd = config_dir / cwd
+
+    env: dict[str, str] = {}
+    raw_env = st.get("env", {})
+    if not isinstance(raw_env, dict):
+        b.err("env must be a table of strings", f"{k}.env", line("env"), "write env = { KEY = \"value\" }")
+    else:
+        for ek, ev in raw_env.items():
+            if isinstance(ev, bool) or not isinstance(ev, (str, int, float)):
+                b.err(f"env value for {ek!r} must be a string", f"{k}.env.{ek}", line("env"))
+                continue
+            env[str(ek)] = sub(str(ev), "env")
+
+    deps = _str_list(st.get("depends_on", []), b, f"{k}.depends_on", line("depends_on"),
+                     "write depends_on = [\"other-stage\"]") or []
+
+    estimate = None
+    if "estimate" in st:
+        try:
+            estimate = parse_duration(st["estimate"])
+        except ValueError as e:
+            b.err(str(e), f"{k}.estimate", line("estimate"), "use e.g. estimate = \"22m\" or \"1h30m\"")
+
+    gpus = GpuSpec()
+    if "gpus" in st:
+        g = st["gpus"]
+        if g == "all":
+            gpus = GpuSpec(all=True)
+        elif isinstance(g, int) and not isinstance(g, bool) and g >= 0:
+            gpus = GpuSpec(indices=frozenset({g}))
+        elif isinstance(g, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in g):
+            gpus = GpuSpec(indices=frozenset(g))
+        else:
+            b.err(f"bad GPU spec {g!r}", f"{k}.gpus", line("gpus"),
+                  "write gpus = \"all\", gpus = 0 or gpus = [0, 1]")
+
+    resume = tuple(sub(x, "resume") for x in (_str_list(st.get("resume", []), b, f"{k}.resume",
+                                                          line("resume"), "write resume = [\"--resume\"]") or []))
+    log_raw = st.get("log")
+    log = Path(sub(str(log_raw), "log")) if log_raw is not None else state_dir / "logs" / f"{name}.log"
+    if not log.is_absolute():
+        log = config_dir / log
+    outputs = tuple(_abs(Path(sub(x, "outputs")), config_dir) for x in
+                    (_str_list(st.get("outputs", []), b, f"{k}.outputs", line("outputs"),
+                               "write outputs = [\"out/model.safetensors\"]") or []))
+    disk = tuple(_abs(Path(sub(x, "disk")), config_dir) for x in
+                 (_str_list(st.get("disk", []), b, f"{k}.disk", line("disk"),
+                            "write disk = [\"{data}/hidden\"]") or []))
+
+    kind = st.get("kind", "task")
+    if kind not in ("task", "service"):
+        b.err(f"kind must be \"task\" or \"service\", got {kind!r}", f"{k}.kind", line("kind"))
+        kind = "task"
+
+    ready = None
+    if "ready" in st:
+        r = st["ready"]
+        if kind != "service":
+            b.err("ready is only meaningful for kind = \"service\"", f"{k}.ready", line("ready"),
+                  "add kind = \"service\" or remove ready")
+        if isinstance(r, str):
+            r = {"url": r} if r.startswith(("http://", "https://")) else {"log": r}
+        if not isinstance(r, dict):
+            b.err("ready must be a URL, or a table with url or log", f"{k}.ready", line("ready"))
+        else:
+            for rk in r:
+                if rk not in READY_KEYS:
+                    b.err(f"unknown key {rk!r} in ready", f"{k}.ready.{rk}", line("ready"),
+                          f"use one of: {', '.join(sorted(READY_KEYS))}")
+            url = r.get("url")
+            logpat = r.get("log")
+            if (url is None) == (logpat is None):
+                b.err("ready needs exactly one of url or log", f"{k}.ready", line("ready"),
+                      "e.g. ready = { url = \"http://127.0.0.1:8000/v1/models\", timeout = \"20m\" }")
+            if logpat is not None:
+                try:
+                    re.compile(str(logpat))
+                except re.error as e:
+                    b.err(f"invalid regex in ready.log: {e}", f"{k}.ready.log", line("ready"))
+            timeout = 600.0
+            interval = 1.0
+            try:
+                timeout = parse_duration(r.get("timeout", 600))
+                interval = parse_duration(r.get("interval", 1))
+            except ValueError as e:
+                b.err(str(e), f"{k}.ready", line("ready"), "e.g. timeout = \"20m\"")
+            ready = ReadyProbe(url=sub(str(url), "ready") if url else None,
+                               log_pattern=str(logpat) if logpat else None,
+                               timeout_s=timeout, interval_s=max(interval, 0.2))
+
+    grace = default_grace
+    if "stop_grace" in st:
+        try:
+            grace = parse_duration(st["stop_grace"])
+        except ValueError as e:
+            b.err(str(e), f"{k}.stop_grace", line("stop_grace"), "e.g. stop_grace = \"30s\"")
+
+    retry = None
+    if "retry" in st:
+        r = st["retry"]
+        if not isinstance(r, dict):
+            b.err("retry must be a table", f"{k}.retry", line("retry"),
+                  "e.g. retry = { max_attempts = 3, backoff = \"1m\", on = [\"nccl-timeout\"] }")
+        else:
+            for rk in r:
+                if rk not in RETRY_KEYS:
+                    b.err(f"unknown key {rk!r} in retry", f"{k}.retry.{rk}", line("retry"),
+                          f"use one of: {', '.join(sorted(RETRY_KEYS))}")
+            ma = r.get("max_attempts", 3)
+            if not isinstance(ma, int) or isinstance(ma, bool) or ma < 1:
+                b.err(f"retry.max_attempts must be an integer >= 1, got {ma!r}", f"{k}.retry.max_attempts",
+                      line("retry"))
+                ma = 1
+            backoff = 30.0
+            try:
+                backoff = parse_duration(r.get("backoff", 30))
+            except ValueError as e:
+                b.err(str(e), f"{k}.retry.backoff", line("retry"))
+            on = _str_list(r.get("on", ["any"]), b, f"{k}.retry.on", line("retry"),
+                           "e.g. on = [\"nccl-timeout\", \"exit:137\"]") or ["any"]
+            retry = RetryPolicy(max_attempts=ma, backoff_s=backoff, on=tuple(on))
+
+    description = st.get("description", "")
+    if not isinstance(description, str):
+        b.err("description must be a string", f"{k}.description", line("description"))
+        description = ""
+
+    return StageConfig(
+        name=name, command=command, shell=shell, cwd=cwd, env=env, depends_on=tuple(deps),
+        estimate_s=estimate, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
+        ready=ready, stop_grace_s=grace, retry=retry, disk=disk, description=description, line=head,
+    )
+
+
+def _abs(p: Path, base: Path) -> Path:
+    return p if p.is_absolute() else base / p
+
+
+def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsConfig:
+    if not isinstance(raw, dict):
+        b.err("[alerts] must be a table", "alerts", b.loc.table_line("alerts"))
+        return AlertsConfig()
+    for k in raw:
+        if k not in ALERT_KEYS:
+            b.err(f"unknown key {k!r} in [alerts]", f"alerts.{k}", b.loc.key_line("alerts", k),
+                  f"use one of: {', '.join(sorted(ALERT_KEYS))}")
+    command = None
+    if "command" in raw:
+        c = raw["command"]
+        if isinstance(c, list) and c and all(isinstance(x, str) for x in c):
+            command = tuple(_substitute(x, variables, b, "alerts.command", b.loc.key_line("alerts", "command"))
+                            for x in c)
+        else:
+            b.err("alerts.command must be an argv list (it is never run through a shell)",
+                  "alerts.command", b.loc.key_line("alerts", "command"),
+                  "write command = [\"/usr/local/bin/notify\", \"--channel\", \"ml\"]")
+    level = raw.get("min_level", "warning")
+    if level not in LEVELS:
+        b.err(f"min_level must be one of {', '.join(LEVELS)}, got {level!r}", "alerts.min_level",
+              b.loc.key_line("alerts", "min_level"))
+        level = "warning"
+    rate = raw.get("rate_limit", 30)
+    if not isinstance(rate, int) or isinstance(rate, bool) or rate < 1:
+        b.err(f"rate_limit must be a positive integer (alerts per minute), got {rate!r}",
+              "alerts.rate_limit", b.loc.key_line("alerts", "rate_limit"))
+        rate = 30
+    timeout = 10.0
+    window = 300.0
+    try:
+        timeout = parse_duration(raw.get("timeout", 10))
+    except ValueError as e:
+        b.err(str(e), "alerts.timeout", b.loc.key_line("alerts", "timeout"))
+    try:
+        window = parse_duration(raw.get("dedup_window", 300))
+    except ValueError as e:
+        b.err(str(e), "alerts.dedup_window", b.loc.key_line("alerts", "dedup_window"))
+    return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
+                        timeout_s=timeout, dedup_window_s=window)
+
+
+def find_cycle(stages: list[StageConfig]) -> list[str] | None:
+    """Return one dependency cycle as a list of names (first == last), or None."""
+    deps = {s.name: [d for d in s.depends_on if d != s.name] for s in stages}
+    color: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        color[n] = 1
+        stack.append(n)
+        for d in deps.get(n, []):
+            if d not in deps:
+                continue
+            if color.get(d) == 1:
+                return stack[stack.index(d):] + [d]
+            if color.get(d) is None:
+                found = visit(d)
+                if found:
+                    return found
+        stack.pop()
+        color[n] = 2
+        return None
+
+    for s in stages:
+        if color.get(s.name) is None:
+            found = visit(s.name)
+            if found:
+                return found
+    return None
+
+
+def topo_order(stages: list[StageConfig]) -> list[StageConfig]:
+    """Stages in dependency order, keeping file order among independent ones."""
+    done: set[str] = set()
+    out: list[StageConfig] = []
+    remaining = list(stages)
+    while remaining:
+        progressed = False
+        for s in list(remaining):
+            if all(d in done for d in s.depends_on):
+                out.append(s)
+                done.add(s.name)
+                remaining.remove(s)
+                progressed = True
+        if not progressed:  # a cycle; validation reports it
+            out.extend(remaining)
+            break
+    return out
+
+
+def missing_executables(config: PipelineConfig, names: list[str] | None = None) -> list[ConfigError]:
+    """Stages whose program cannot be found on PATH (or at its path), as errors."""
+    errors = []
+    for s in config.stages:
+        if names is not None and s.name not in names:
+            continue
+        if s.shell or not s.command:
+            continue
+        prog = s.command[0]
+        path_env = s.env.get("PATH", os.environ.get("PATH", ""))
+        if os.sep in prog:
+            p = Path(prog) if os.path.isabs(prog) else s.cwd / prog
+            ok = p.is_file() and os.access(p, os.X_OK)
+        else:
+            ok = shutil.which(prog, path=path_env) is not None
+        if not ok:
+            errors.append(ConfigError(
+                f"stage {s.name!r}: executable {prog!r} not found", path=str(config.path),
+                key=f"stage[{s.name}].command", line=s.line,
+                fix="install it, give its full path, or fix PATH in the stage's env"))
+    return errors
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    """``["model=/x", "n=3"]`` from ``--set`` flags; raise ConfigError on a bad one."""
+    out: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r} is not NAME=VALUE", key="--set",
+                              fix="write --set model=/path/to/model")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v
+    return out

@@ -1,0 +1,79 @@
+"""How front ends talk to the driver: command files in, reply files out.
+
+A command is a JSON file dropped atomically into ``<state_dir>/commands/``;
+the driver executes commands one at a time in name order (so two front ends
+racing to start the same stage produce exactly one run) and answers in
+``commands/replies/``. If no driver holds the lock, one is started detached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.atomic import atomic_write_json
+from eagle3tui.config import PipelineConfig
+from eagle3tui.driver import COMMANDS_DIR, REPLIES_DIR
+from eagle3tui.driver_lock import lock_held
+
+_spawned: list[subprocess.Popen[bytes]] = []
+
+
+def spawn_driver(config: PipelineConfig) -> None:
+    """Start a detached driver for ``config`` (it exits at once if one already runs)."""
+    _spawned[:] = [p for p in _spawned if p.poll() is None]
+    argv = [sys.executable, "-m", "eagle3tui.driver", "--config", str(config.path)]
+    for k, v in config.overrides.items():
+        argv += ["--set", f"{k}={v}"]
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(config.state_dir / "driver.log", "ab") as log:
+        proc = subprocess.Popen(argv, cwd=str(config.path.parent), stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                close_fds=True)
+    _spawned.append(proc)
+
+
+def ensure_driver(config: PipelineConfig) -> bool:
+    """Start a driver unless one holds the lock; True if one was started."""
+    if lock_held(config.state_dir):
+        return False
+    spawn_driver(config)
+    return True
+
+
+def send_command(config: PipelineConfig, op: str, stages: list[str] | None = None,
+                 timeout: float = 20.0, **extra: Any) -> dict[str, Any]:
+    """Queue a command, make sure a driver runs, and wait for its reply."""
+    cdir = config.state_dir / COMMANDS_DIR
+    cdir.mkdir(parents=True, exist_ok=True)
+    # Names sort by time, so the driver runs commands in the order they were sent.
+    name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
+    atomic_write_json(cdir / name, {"op": op, "stages": list(stages or []), **extra}, fsync=False)
+    reply_path = cdir / REPLIES_DIR / name
+    deadline = time.monotonic() + timeout
+    next_spawn = 0.0
+    while time.monotonic() < deadline:
+        if reply_path.exists():
+            try:
+                reply = json.loads(reply_path.read_text())
+            except ValueError:
+                time.sleep(0.02)
+                continue
+            reply_path.unlink(missing_ok=True)
+            return reply
+        # The driver may have exited idle just before our command arrived:
+        # keep making sure one runs until we have an answer.
+        if time.monotonic() >= next_spawn and not lock_held(config.state_dir):
+            spawn_driver(config)
+            next_spawn = time.monotonic() + 1.0
+        time.sleep(0.02)
+    # Withdraw the command if nobody picked it up, so it cannot run by surprise later.
+    (cdir / name).unlink(missing_ok=True)
+    return {"ok": False, "message": f"no answer from the driver within {timeout:.0f}s; "
+            f"see {config.state_dir / 'driver.log'}"}

@@ -1,0 +1,506 @@
+"""The driver: the one process per state directory that advances the pipeline.
+
+It launches stages when their dependencies and GPUs allow, follows their
+logs, turns what it sees into alerts, stops services nobody needs any more,
+enforces stop grace periods, schedules retries, and writes ``state.json``
+for the front ends. Front ends never launch anything themselves: they drop
+command files in ``commands/`` (see control.py) and read the state.
+
+It is started on demand as a detached process (``python -m eagle3tui.driver``)
+by any front end, or runs in the foreground under ``--watch``. It exits
+when nothing is left to do; the run records and the wrapper's result files
+mean nothing is lost while no driver runs, and the next one reattaches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.alerts import Alert, AlertHub, AlertLog
+from eagle3tui.atomic import atomic_write_json
+from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
+from eagle3tui.driver_lock import DriverLock
+from eagle3tui.errors import ConfigError
+from eagle3tui.launcher import launch, reap_wrappers
+from eagle3tui.procs import signal_group, signal_name
+from eagle3tui.records import RunRecord, RunStore
+from eagle3tui.scheduler import dependency_closure, plan
+from eagle3tui.stage_monitor import StageWatch, ruleset_for
+from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses
+
+COMMANDS_DIR = "commands"
+REPLIES_DIR = "replies"
+
+
+class ServiceProber:
+    """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
+
+    def __init__(self, url: str, interval: float) -> None:
+        self.url = url
+        self.interval = interval
+        self.ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name=f"probe {url}")
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set() and not self.ready.is_set():
+            try:
+                with urllib.request.urlopen(self.url, timeout=min(2.0, self.interval * 2)) as r:
+                    if r.status == 200:
+                        self.ready.set()
+                        return
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class Driver:
+    """Advances one pipeline. ``run()`` loops until idle (or stopped)."""
+
+    def __init__(self, config: PipelineConfig, *, hub: AlertHub | None = None,
+                 alerts_path: Path | None = None, tick_s: float = 0.05,
+                 exit_when_idle: bool = True, idle_grace_s: float = 1.0) -> None:
+        self.config = config
+        self.state_dir = config.state_dir
+        self.store = RunStore(self.state_dir)
+        self.intent = Intent.load(self.state_dir)
+        self.lock = DriverLock(self.state_dir)
+        self.hub = hub or AlertHub()
+        self.alert_log = AlertLog(alerts_path or self.state_dir / "alerts.jsonl")
+        self.hub.add_sink(self.alert_log.append)
+        self.tick_s = tick_s
+        self.exit_when_idle = exit_when_idle
+        self.idle_grace_s = idle_grace_s
+        self.rules = ruleset_for(config)
+        self.watches: dict[str, StageWatch] = {}
+        self.probers: dict[str, ServiceProber] = {}
+        self.waiting: dict[str, str] = {}
+        self._last_state = ""
+        self._last_state_write = 0.0
+        self._problems_seen: set[str] = set()
+        self.commands_dir = self.state_dir / COMMANDS_DIR
+        self.replies_dir = self.commands_dir / REPLIES_DIR
+
+    # -- life cycle -----------------------------------------------------
+    def run(self, stop: threading.Event | None = None, lock_timeout: float = 2.0) -> int:
+        """Drive until idle or ``stop`` is set. Returns 0, or 3 if another driver holds the lock."""
+        if not self.lock.acquire(timeout=lock_timeout):
+            return 3
+        stop = stop or threading.Event()
+        try:
+            self.commands_dir.mkdir(parents=True, exist_ok=True)
+            self.replies_dir.mkdir(parents=True, exist_ok=True)
+            if self.alert_log.repaired:
+                self._alert("warning", "alerts-repaired", self.alert_log.repaired)
+            idle_since: float | None = None
+            failures = 0
+            while not stop.is_set():
+                try:
+                    busy = self.tick()
+                    failures = 0
+                except Exception:
+                    # A bug must not take supervision down with it: report it,
+                    # back off, and give up only if it repeats every tick.
+                    failures += 1
+                    traceback.print_exc()
+                    if failures == 1:
+                        self._alert("critical", "driver-error",
+                                    "internal error in the driver; see driver.log: "
+                                    + traceback.format_exc(limit=1).strip().splitlines()[-1])
+                    if failures >= 20:
+                        return 1
+                    stop.wait(0.5)
+                    continue
+                now = time.monotonic()
+                if busy:
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                elif self.exit_when_idle and now - idle_since >= self.idle_grace_s:
+                    # A command may have arrived since the tick: handle it first.
+                    if not self._command_files():
+                        break
+                stop.wait(self.tick_s)
+            self.write_state(force=True)
+        finally:
+            for p in self.probers.values():
+                p.stop()
+            self.lock.release()
+        return 0
+
+    # -- one tick -------------------------------------------------------
+    def tick(self) -> bool:
+        """One pass; True while anything is running, scheduled or queued."""
+        now = time.time()
+        reap_wrappers()
+        handled = self.process_commands()
+        statuses = self.statuses()
+        self._report_problems()
+        for st in statuses.values():
+            rec = self.store.latest(st.name) if st.attempt else None
+            if rec is None:
+                continue
+            stage = self.config.stage(st.name)
+            if st.state.active:
+                self._follow(stage, rec, now)
+                self._enforce_stop(stage, rec, now)
+                if stage.is_service:
+                    self._check_ready(stage, rec, now)
+            elif rec.finished or st.state in (StageState.FAILED, StageState.STOPPED):
+                self._finalize(stage, rec, st, now)
+        statuses = self.statuses()
+        p = plan(self.config, statuses, self.intent, now)
+        self.waiting = p.waiting
+        for name in p.stop_services:
+            self.stop_stage(name, reason="no-longer-needed")
+        for name, resume in p.start:
+            self._launch(name, resume)
+        if p.start or p.stop_services:
+            statuses = self.statuses()
+        self.write_state(statuses)
+        active = any(s.state.active for s in statuses.values())
+        scheduled = any(
+            float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
+        waiting_on_active = bool(p.waiting) and active
+        return bool(handled or active or scheduled or p.start or waiting_on_active)
+
+    def statuses(self) -> dict[str, StageStatus]:
+        live = {n: {"run_id": w.run_id, "live": w.live(), "stalled": w.stalled,
+                    "ready": self._ready_flag(n)} for n, w in self.watches.items()}
+        for n, reason in self.waiting.items():
+            live.setdefault(n, {})["waiting"] = reason
+        sts = derive_statuses(self.config, self.store, self.intent, live)
+        return {s.name: s for s in sts}
+
+    def _ready_flag(self, name: str) -> bool | None:
+        stage = self.config.stage(name)
+        if not stage.is_service:
+            return None
+        rec = self.store.latest(name)
+        return bool(rec and rec.extra.get("ready_at"))
+
+    # -- launching and stopping -------------------------------------------
+    def _launch(self, name: str, resume: bool) -> None:
+        stage = self.config.stage(name)
+        relaunch = self.intent.relaunch.pop(name, None)
+        prev = self.store.latest(name)
+        trigger = (relaunch or {}).get("trigger", "pipeline" if prev is None else "user")
+        rec = launch(stage, self.store, resume=resume,
+                     resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger)
+        self.intent.save(self.state_dir)
+        if rec.ended_at is not None and rec.error:
+            self._alert("critical", "stage-failed", f"could not start: {rec.error}", rec)
+            return
+        if resume:
+            self._alert("warning", "stage-resumed",
+                        f"resumed (attempt {rec.attempt}, resuming attempt {rec.resumed_from})"
+                        + (f" by retry policy" if trigger == "retry" else ""), rec,
+                        argv=rec.argv)
+        else:
+            self._alert("info", "stage-started", f"started (attempt {rec.attempt})", rec,
+                        argv=rec.argv, pid=rec.pid)
+
+    def stop_stage(self, name: str, reason: str = "user") -> str:
+        rec = self.store.latest(name)
+        if rec is None or rec.finished:
+            return f"{name} is not running"
+        if rec.stop_requested_at is None:
+            rec.stop_requested_at = time.time()
+            rec.stop_reason = reason
+            self.store.save(rec)
+        if rec.pgid:
+            signal_group(rec.pgid, signal.SIGTERM)
+        what = "service no longer needed" if reason == "no-longer-needed" else f"stop requested by {reason}"
+        self._alert("info", "stage-stopping", f"{what}: SIGTERM sent to process group "
+                    f"{rec.pgid}, SIGKILL after {self.config.stage(name).stop_grace_s:.0f}s", rec)
+        return f"stopping {name} (SIGTERM to its process group)"
+
+    def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
+        if rec.stop_requested_at is None or rec.killed_after_grace or not rec.pgid:
+            return
+        if now - rec.stop_requested_at >= stage.stop_grace_s:
+            signal_group(rec.pgid, signal.SIGKILL)
+            rec.killed_after_grace = True
+            self.store.save(rec)
+            self._alert("warning", "stage-killed",
+                        f"did not stop within {stage.stop_grace_s:.0f}s of SIGTERM: sent SIGKILL", rec)
+
+    # -- following ---------------------------------------------------------
+    def _follow(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
+        w = self.watches.get(stage.name)
+        if w is None or w.run_id != rec.run_id:
+            w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
+            self.watches[stage.name] = w
+        for level, kind, message, details in w.poll(now):
+            self._alert(level, kind, message, rec, **details)
+
+    def _check_ready(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
+        if rec.extra.get("ready_at") or stage.ready is None:
+            if stage.ready is None and not rec.extra.get("ready_at") and rec.pid:
+                # A service without a probe is ready once it runs.
+                rec.extra["ready_at"] = now
+                self.store.save(rec)
+            return
+        ready = False
+        if stage.ready.url:
+            pr = self.probers.get(rec.run_id)
+            if pr is None:
+                pr = self.probers[rec.run_id] = ServiceProber(stage.ready.url, stage.ready.interval_s)
+            ready = pr.ready.is_set()
+        elif stage.ready.log_pattern:
+            w = self.watches.get(stage.name)
+            ready = bool(w and w.seen_pattern(stage.ready.log_pattern))
+        if ready:
+            rec.extra["ready_at"] = now
+            self.store.save(rec)
+            waited = now - (rec.started_at or rec.launched_at)
+            self._alert("info", "service-ready", f"ready after {waited:.0f}s", rec, waited_s=waited)
+        elif not rec.extra.get("ready_timeout_alerted") and \
+                now - (rec.started_at or rec.launched_at) > stage.ready.timeout_s:
+            rec.extra["ready_timeout_alerted"] = True
+            self.store.save(rec)
+            self._alert("warning", "service-not-ready",
+                        f"not ready within {stage.ready.timeout_s:.0f}s "
+                        f"({stage.ready.url or 'log pattern ' + repr(stage.ready.log_pattern)})", rec)
+
+    def _finalize(self, stage: StageConfig, rec: RunRecord, st: StageStatus, now: float) -> None:
+        if rec.extra.get("finalized"):
+            return
+        w = self.watches.pop(stage.name, None)
+        if w is None or w.run_id != rec.run_id:
+            w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
+        for level, kind, message, details in w.poll(now):
+            self._alert(level, kind, message, rec, **details)
+        for level, kind, message, details in w.finish(rec):
+            self._alert(level, kind, message, rec, **details)
+        pr = self.probers.pop(rec.run_id, None)
+        if pr:
+            pr.stop()
+        rec.extra["finalized"] = True
+        if rec.ended_at is None:
+            rec.ended_at = now
+        self.store.save(rec)
+        duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
+        details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
+                                   "duration_s": round(duration, 3)}
+        if st.state == StageState.SUCCEEDED:
+            w.record_duration(duration)
+            self._alert("info", "stage-succeeded", st.reason or f"succeeded in {duration:.0f}s", rec,
+                        **details)
+        elif st.state == StageState.STOPPED:
+            self._alert("info", "stage-stopped", st.reason or "stopped", rec, **details)
+        elif st.state == StageState.FAILED:
+            details["last_errors"] = w.tail_errors(8)
+            if st.hint:
+                details["hint"] = st.hint
+            msg = f"failed: {st.reason}" + (f" — {st.hint}" if st.hint else "")
+            self._alert("critical", "stage-failed", msg, rec, **details)
+            self._maybe_retry(stage, rec, w, now)
+
+    def _maybe_retry(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
+        pol = stage.retry
+        if pol is None:
+            return
+        attempts = self.store.records(stage.name)
+        # Attempts since the user last launched it by hand (the first included).
+        chain = 0
+        for r in reversed(attempts):
+            chain += 1
+            if r.trigger != "retry":
+                break
+        reasons = set(w.rule_ids())
+        if rec.exit_code is not None:
+            reasons.add(f"exit:{rec.exit_code}")
+        if rec.signal is not None:
+            reasons.add(f"signal:{rec.signal}")
+        qualifies = "any" in pol.on or bool(reasons & set(pol.on))
+        if not qualifies:
+            self._alert("info", "retry-not-applicable",
+                        f"retry policy does not cover this failure (saw {sorted(reasons)}; "
+                        f"policy on {list(pol.on)})", rec)
+            return
+        if chain >= pol.max_attempts:
+            self._alert("critical", "retries-exhausted",
+                        f"gave up after {chain} attempts (retry.max_attempts = {pol.max_attempts})", rec)
+            return
+        self.intent.relaunch[stage.name] = {"mode": "resume" if stage.resume else "restart",
+                                            "not_before": now + pol.backoff_s, "trigger": "retry"}
+        self.intent.save(self.state_dir)
+        self._alert("warning", "retry-scheduled",
+                    f"will resume in {pol.backoff_s:.0f}s (attempt {rec.attempt + 1} of at most "
+                    f"{rec.attempt - chain + pol.max_attempts})", rec)
+
+    # -- commands ------------------------------------------------------------
+    def _command_files(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.commands_dir.glob("*.json") if p.is_file())
+        except OSError:
+            return []
+
+    def process_commands(self) -> int:
+        files = self._command_files()
+        for path in files:
+            try:
+                cmd = json.loads(path.read_text())
+                reply = self.execute(cmd)
+            except (OSError, ValueError) as e:
+                cmd, reply = {}, {"ok": False, "message": f"unreadable command {path.name}: {e}"}
+            except KeyError as e:
+                reply = {"ok": False, "message": str(e).strip('"')}
+            atomic_write_json(self.replies_dir / path.name, reply, fsync=False)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+        return len(files)
+
+    def execute(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
+        op = cmd.get("op")
+        names: list[str] = list(cmd.get("stages", []))
+        for n in names:
+            self.config.stage(n)  # KeyError with the list of known stages
+        statuses = self.statuses()
+        msgs: list[str] = []
+        ok = True
+        if op == "start":
+            targets = self.config.names if cmd.get("all") else dependency_closure(self.config, names)
+            for n in targets:
+                if n in self.intent.skipped:
+                    continue
+                st = statuses[n]
+                if n not in self.intent.wanted:
+                    self.intent.wanted.append(n)
+                if n in names or cmd.get("all"):
+                    if st.state.active:
+                        msgs.append(f"{n}: already running")
+                    elif st.state == StageState.SUCCEEDED and n in names:
+                        msgs.append(f"{n}: already succeeded (use restart to run it again)")
+                    elif st.state in (StageState.FAILED, StageState.STOPPED):
+                        msgs.append(f"{n}: {st.state.value}; use resume or restart to run it again")
+                        ok = ok and not (n in names)
+                    elif st.state in (StageState.PENDING, StageState.WAITING):
+                        msgs.append(f"{n}: queued")
+            self.intent.save(self.state_dir)
+        elif op in ("restart", "resume"):
+            for n in names:
+                st = statuses[n]
+                stage = self.config.stage(n)
+                if st.state.active:
+                    ok = False
+                    msgs.append(f"{n}: running; stop it first")
+                    continue
+                if op == "resume" and st.attempt == 0:
+                    ok = False
+                    msgs.append(f"{n}: has never run; use start")
+                    continue
+                if op == "resume" and not stage.resume:
+                    msgs.append(f"{n}: has no resume arguments; relaunching it as configured")
+                self.intent.relaunch[n] = {"mode": op, "not_before": 0, "trigger": "user"}
+                if n in self.intent.skipped:
+                    self.intent.skipped.remove(n)
+                if n not in self.intent.wanted:
+                    self.intent.wanted.append(n)
+                msgs.append(f"{n}: {op} queued (attempt {st.attempt + 1})")
+            self.intent.save(self.state_dir)
+        elif op == "stop":
+            for n in names:
+                self.intent.relaunch.pop(n, None)
+                if n in self.intent.wanted and not statuses[n].state.active:
+                    self.intent.wanted.remove(n)
+                msgs.append(self.stop_stage(n, reason=str(cmd.get("by", "user"))))
+            self.intent.save(self.state_dir)
+        elif op == "skip":
+            for n in names:
+                if statuses[n].state.active:
+                    ok = False
+                    msgs.append(f"{n}: running; stop it before skipping")
+                    continue
+                if n not in self.intent.skipped:
+                    self.intent.skipped.append(n)
+                self.intent.relaunch.pop(n, None)
+                msgs.append(f"{n}: skipped (dependents treat it as done)")
+            self.intent.save(self.state_dir)
+        elif op == "unskip":
+            for n in names:
+                if n in self.intent.skipped:
+                    self.intent.skipped.remove(n)
+                msgs.append(f"{n}: no longer skipped")
+            self.intent.save(self.state_dir)
+        elif op == "ping":
+            msgs.append("driver alive")
+        else:
+            return {"ok": False, "message": f"unknown command {op!r}"}
+        return {"ok": ok, "message": "\n".join(msgs)}
+
+    # -- output ----------------------------------------------------------------
+    def _alert(self, level: str, kind: str, message: str, rec: RunRecord | None = None,
+               **details: Any) -> None:
+        self.hub.emit(Alert(level=level, kind=kind, message=message,
+                            stage=rec.stage if rec else None, attempt=rec.attempt if rec else None,
+                            details={k: v for k, v in details.items() if v is not None}))
+
+    def _report_problems(self) -> None:
+        for p in self.store.problems:
+            if p not in self._problems_seen:
+                self._problems_seen.add(p)
+                self._alert("warning", "state-problem", p)
+
+    def write_state(self, statuses: dict[str, StageStatus] | None = None, force: bool = False) -> None:
+        statuses = statuses or self.statuses()
+        doc = {
+            "schema": 1,
+            "pipeline": self.config.name,
+            "driver_pid": os.getpid(),
+            "stages": [
+                {"name": s.name, "run_id": s.run_id, "state": s.state.value,
+                 "live": s.live, "stalled": s.state == StageState.STALLED,
+                 "ready": s.ready, "waiting": self.waiting.get(s.name)}
+                for s in statuses.values()
+            ],
+        }
+        text = json.dumps(doc, sort_keys=True)
+        now = time.monotonic()
+        if force or text != self._last_state or now - self._last_state_write > 5:
+            doc["time"] = time.time()
+            atomic_write_json(self.state_dir / "state.json", doc, fsync=False)
+            self._last_state = text
+            self._last_state_write = now
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m eagle3tui.driver --config PATH [--set k=v]``: the detached driver."""
+    ap = argparse.ArgumentParser(prog="eagle3tui-driver")
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        config = load_config(args.config, parse_overrides(args.set))
+    except ConfigError as e:
+        print(f"eagle3tui driver: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    return Driver(config).run(stop)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

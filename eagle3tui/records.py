@@ -1,0 +1,160 @@
+"""Run records: one JSON file per stage attempt, written atomically.
+
+Layout under the state directory::
+
+    runs/<stage>/<attempt>.json          the record (driver-owned)
+    runs/<stage>/<attempt>.started.json  written by the wrapper once the stage runs
+    runs/<stage>/<attempt>.result.json   written by the wrapper when the stage ends
+
+The wrapper's files are merged into the record when read, so the outcome is
+known even if no supervisor was alive when the stage ended. A corrupt or
+half-written file is reported in ``RunStore.problems`` and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.atomic import atomic_write_json
+
+
+@dataclass
+class RunRecord:
+    """Everything known about one attempt of one stage."""
+
+    stage: str
+    attempt: int
+    run_id: str
+    argv: list[str]
+    cwd: str
+    log: str
+    log_offset: int = 0
+    resume: bool = False
+    resumed_from: int | None = None
+    launched_at: float = 0.0
+    wrapper_pid: int | None = None
+    wrapper_create_time: float | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    create_time: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    stop_requested_at: float | None = None
+    stop_reason: str | None = None
+    killed_after_grace: bool = False
+    error: str | None = None
+    trigger: str = "user"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.ended_at is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "RunRecord":
+        names = {f.name for f in fields(cls)}
+        missing = [n for n in ("stage", "attempt", "run_id", "argv", "cwd", "log") if n not in data]
+        if missing:
+            raise ValueError(f"missing fields: {', '.join(missing)}")
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _read_json(path: Path) -> Any:
+    with open(path, "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+class RunStore:
+    """Reads and writes run records under ``state_dir``."""
+
+    def __init__(self, state_dir: str | os.PathLike[str]) -> None:
+        self.state_dir = Path(state_dir)
+        self.runs_dir = self.state_dir / "runs"
+        self.problems: list[str] = []
+
+    def stage_dir(self, stage: str) -> Path:
+        return self.runs_dir / stage
+
+    def prefix(self, stage: str, attempt: int) -> str:
+        return str(self.stage_dir(stage) / f"{attempt:04d}")
+
+    def records(self, stage: str) -> list[RunRecord]:
+        """All readable attempts of ``stage``, oldest first, wrapper files merged."""
+        d = self.stage_dir(stage)
+        if not d.is_dir():
+            return []
+        out = []
+        for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json")):
+            try:
+                rec = RunRecord.from_json(_read_json(p))
+            except (OSError, ValueError, TypeError, UnicodeDecodeError) as e:
+                self._problem(f"{p}: unreadable run record ({e}); skipped. "
+                              "Move it away if it keeps appearing.")
+                continue
+            self.merge_wrapper_files(rec)
+            out.append(rec)
+        return out
+
+    def latest(self, stage: str) -> RunRecord | None:
+        recs = self.records(stage)
+        return recs[-1] if recs else None
+
+    def next_attempt(self, stage: str) -> int:
+        d = self.stage_dir(stage)
+        nums = [int(p.name[:4]) for p in d.glob("[0-9][0-9][0-9][0-9]*.json")] if d.is_dir() else []
+        return max(nums, default=0) + 1
+
+    def new_record(self, stage: str, argv: list[str], cwd: str, log: str, **kw: Any) -> RunRecord:
+        rec = RunRecord(stage=stage, attempt=self.next_attempt(stage), run_id=uuid.uuid4().hex[:12],
+                        argv=argv, cwd=cwd, log=log, **kw)
+        return rec
+
+    def save(self, rec: RunRecord) -> None:
+        atomic_write_json(self.prefix(rec.stage, rec.attempt) + ".json", rec.to_json())
+
+    def merge_wrapper_files(self, rec: RunRecord) -> bool:
+        """Fold the wrapper's started/result files into ``rec``; True if anything changed."""
+        changed = False
+        prefix = self.prefix(rec.stage, rec.attempt)
+        if rec.pid is None:
+            started = self._read_optional(prefix + ".started.json")
+            if started:
+                rec.pid = started.get("pid")
+                rec.pgid = started.get("pgid")
+                rec.create_time = started.get("create_time")
+                rec.started_at = started.get("started_at")
+                changed = True
+        if rec.ended_at is None:
+            result = self._read_optional(prefix + ".result.json")
+            if result:
+                rec.exit_code = result.get("exit_code")
+                rec.signal = result.get("signal")
+                rec.ended_at = result.get("ended_at")
+                if result.get("error") and not rec.error:
+                    rec.error = result["error"]
+                changed = True
+        return changed
+
+    def _read_optional(self, path: str) -> dict[str, Any] | None:
+        try:
+            data = _read_json(Path(path))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            self._problem(f"{path}: unreadable ({e}); ignored")
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _problem(self, text: str) -> None:
+        if text not in self.problems:
+            self.problems.append(text)

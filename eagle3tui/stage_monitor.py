@@ -1,0 +1,192 @@
+"""Per-attempt log supervision for the driver: events in, alerts out.
+
+``StageWatch`` owns the log monitor of one running attempt (follower,
+classifier, progress/ETA and stall detection live in ``eagle3tui.logs``) and
+turns its events into alert tuples ``(level, kind, message, details)``. On
+reattach it catches up from the start of the attempt but does not repeat
+alerts for lines it already reported (``<attempt>.watch.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.atomic import atomic_write_json
+from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.rules import RuleSet, build_ruleset
+from eagle3tui.records import RunRecord
+
+AlertTuple = tuple[str, str, str, dict[str, Any]]
+
+STALL_RULES = ("stalled", "hang-suspected")
+
+
+def ruleset_for(config: PipelineConfig) -> RuleSet:
+    """The builtin rules plus the config's ``[[rule]]`` tables."""
+    return build_ruleset(config.rules, str(config.path))
+
+
+class StageWatch:
+    """Follows one attempt's log and produces alert tuples."""
+
+    def __init__(self, stage: StageConfig, rec: RunRecord, config: PipelineConfig,
+                 state_dir: Path, rules: RuleSet) -> None:
+        self.stage = stage
+        self.run_id = rec.run_id
+        self.attempt = rec.attempt
+        self.state_dir = Path(state_dir)
+        self.seen_path = Path(str(state_dir / "runs" / stage.name / f"{rec.attempt:04d}") + ".watch.json")
+        self.alerted_line = self._load_seen()
+        estimate = stage.estimate_s
+        history = self._history()
+        if estimate is None and history:
+            estimate = sorted(history)[len(history) // 2]
+        self._ready_offset = rec.log_offset
+        self._ready_log = rec.log
+        self._ready_hit = False
+        self.monitor = StageLogMonitor(
+            rec.log, offset=rec.log_offset, rules=rules, stage=stage.name,
+            estimate_s=estimate, drift_threshold=config.drift_threshold,
+            stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at)
+        self._stalled_at: float | None = None
+        self.benign_seen: set[str] = set()
+        self.rules_seen: set[str] = set()
+        self.gpu_witness: Any = None
+
+    # -- persistence of what was already alerted --------------------------
+    def _load_seen(self) -> int:
+        try:
+            return int(json.loads(self.seen_path.read_text()).get("alerted_line", 0))
+        except (OSError, ValueError, AttributeError):
+            return 0
+
+    def _save_seen(self, line: int) -> None:
+        if line > self.alerted_line:
+            self.alerted_line = line
+            atomic_write_json(self.seen_path, {"alerted_line": line}, fsync=False)
+
+    def _history_path(self) -> Path:
+        return self.state_dir / "history" / f"{self.stage.name}.json"
+
+    def _history(self) -> list[float]:
+        try:
+            data = json.loads(self._history_path().read_text())
+            return [float(x) for x in data.get("durations_s", [])][-20:]
+        except (OSError, ValueError, AttributeError, TypeError):
+            return []
+
+    def record_duration(self, seconds: float) -> None:
+        """Remember a successful attempt's duration; the median is the default estimate."""
+        hist = self._history() + [round(seconds, 3)]
+        atomic_write_json(self._history_path(), {"durations_s": hist[-20:]}, fsync=False)
+
+    # -- polling -------------------------------------------------------------
+    def poll(self, now: float | None = None) -> list[AlertTuple]:
+        now = now or time.time()
+        events = self.monitor.poll(now)
+        if self._stalled_at is not None and (self.monitor.last_output_at or 0) > self._stalled_at:
+            self._stalled_at = None  # output resumed
+        stall_events = self.monitor.check(now, self.gpu_witness)
+        for ev in stall_events:
+            if ev.rule in STALL_RULES:
+                self._stalled_at = now
+        return self._to_alerts(events) + self._to_alerts(stall_events, live=True)
+
+    @property
+    def stalled(self) -> bool:
+        return self._stalled_at is not None
+
+    def finish(self, rec: RunRecord) -> list[AlertTuple]:
+        """The attempt ended: settle tracebacks, report an early exit."""
+        return self._to_alerts(self.monitor.finish(rec.exit_code, rec.signal))
+
+    def _to_alerts(self, events: list[LogEvent], live: bool = False) -> list[AlertTuple]:
+        out: list[AlertTuple] = []
+        last_line = 0
+        for ev in events:
+            if ev.rule:
+                self.rules_seen.add(ev.rule)
+            end = ev.end_line or ev.line or 0
+            last_line = max(last_line, end)
+            # Lines an earlier driver already reported are not reported again;
+            # stall verdicts are about now, not about a line.
+            if not live and end <= self.alerted_line:
+                continue
+            alert = self._alert_for(ev)
+            if alert:
+                out.append(alert)
+        if last_line and not live:
+            self._save_seen(last_line)
+        return out
+
+    def _alert_for(self, ev: LogEvent) -> AlertTuple | None:
+        details: dict[str, Any] = {
+            "rule": ev.rule, "explanation": ev.explanation, "line": ev.line,
+            "end_line": ev.end_line, "text": ev.text[:2000], "worker": ev.worker,
+            "action": ev.action or None}
+        details.update(ev.details or {})
+        if ev.rule == "eta-drift":
+            details.update(projected_s=ev.projected_s, drift=ev.drift)
+            return ("warning", "eta-drift", ev.text, details)
+        if ev.rule in STALL_RULES:
+            return ("warning", "stall", ev.explanation or ev.text, details)
+        if ev.rule == "quiet-but-working":
+            return ("info", "quiet-but-working", ev.explanation or ev.text, details)
+        if ev.kind == "fatal":
+            return ("critical", "fatal-log-event", ev.explanation or ev.text[:200], details)
+        if ev.kind == "benign":
+            if ev.rule in self.benign_seen:
+                return None
+            self.benign_seen.add(ev.rule)
+            return ("info", "benign-error", ev.explanation or "harmless error line", details)
+        if ev.kind == "warning":
+            return ("warning", "log-warning", ev.explanation or ev.text[:200], details)
+        return None
+
+    # -- what the driver and the front ends read -------------------------------
+    def live(self) -> dict[str, Any]:
+        """Progress, ETA and counts for ``state.json``."""
+        m = self.monitor
+        prog = m.progress
+        eta = m.eta
+        out: dict[str, Any] = {"counts": dict(getattr(m, "counts", {}) or {}),
+                               "last_output_at": getattr(m, "last_output_at", None)}
+        if prog is not None:
+            out["progress"] = {k: getattr(prog, k, None) for k in
+                               ("desc", "n", "total", "elapsed_s", "remaining_s", "rate", "unit")}
+        if eta is not None:
+            out["eta"] = {k: getattr(eta, k, None) for k in ("projected_s", "remaining_s", "drift")}
+        return out
+
+    def tail_errors(self, n: int) -> list[dict[str, Any]]:
+        """The last error events of this attempt, for the failure alert."""
+        return [{"line": e.line, "rule": e.rule, "text": e.text[:500]}
+                for e in self.monitor.tail_errors(n)]
+
+    def rule_ids(self) -> list[str]:
+        return sorted(self.rules_seen)
+
+    def seen_pattern(self, pattern: str) -> bool:
+        """True once a line of this attempt's log matches ``pattern`` (service readiness)."""
+        if self._ready_hit:
+            return True
+        try:
+            with open(self._ready_log, "rb") as f:
+                f.seek(self._ready_offset)
+                data = f.read(1 << 20)
+        except OSError:
+            return False
+        cut = data.rfind(b"\n") + 1
+        self._ready_offset += cut
+        rx = re.compile(pattern)
+        for raw in data[:cut].splitlines():
+            if rx.search(raw.decode("utf-8", "replace")):
+                self._ready_hit = True
+                return True
+        return False

@@ -1,0 +1,219 @@
+"""The one state model every front end shows.
+
+``derive_statuses`` turns the configuration, the run records and the
+driver's intent into a ``StageStatus`` per stage. It reads only files, so the
+CLI, ``--watch`` and the TUI get the same answer with or without a driver
+alive. The driver adds live figures (progress, ETA, readiness, waiting
+reasons) through ``state.json``, which the same functions overlay.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.atomic import atomic_write_json
+from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.procs import is_alive, signal_name
+from eagle3tui.records import RunRecord, RunStore
+
+SCHEMA_VERSION = 1
+
+
+class StageState(str, Enum):
+    PENDING = "pending"
+    WAITING = "waiting"
+    RUNNING = "running"
+    STALLED = "stalled"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    SKIPPED = "skipped"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (StageState.SUCCEEDED, StageState.FAILED, StageState.STOPPED,
+                        StageState.SKIPPED)
+
+    @property
+    def active(self) -> bool:
+        return self in (StageState.RUNNING, StageState.STALLED)
+
+
+SIGKILL_HINT = ("killed by SIGKILL: the kernel OOM killer is a common cause "
+                "(check `dmesg | grep -i oom` or `journalctl -k`)")
+
+
+@dataclass
+class Intent:
+    """What the user asked for, persisted by the driver (``intent.json``)."""
+
+    wanted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    # Launches asked for on a finished stage: stage -> {"mode": "resume" or
+    # "restart", "not_before": epoch seconds, "trigger": "user" or "retry"}.
+    relaunch: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, state_dir: Path) -> "Intent":
+        try:
+            data = json.loads((Path(state_dir) / "intent.json").read_text())
+            return cls(wanted=list(data.get("wanted", [])), skipped=list(data.get("skipped", [])),
+                       relaunch={k: dict(v) for k, v in data.get("relaunch", {}).items()})
+        except (OSError, ValueError, TypeError, AttributeError):
+            return cls()
+
+    def save(self, state_dir: Path) -> None:
+        atomic_write_json(state_dir / "intent.json", asdict(self))
+
+
+@dataclass
+class StageStatus:
+    """One stage as every front end shows it."""
+
+    name: str
+    kind: str
+    state: StageState
+    attempt: int = 0
+    run_id: str | None = None
+    pid: int | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    resume: bool = False
+    log: str = ""
+    log_offset: int = 0
+    depends_on: list[str] = field(default_factory=list)
+    gpus: str = "-"
+    estimate_s: float | None = None
+    wanted: bool = False
+    ready: bool | None = None
+    reason: str = ""
+    hint: str = ""
+    live: dict[str, Any] = field(default_factory=dict)
+
+    def elapsed(self, now: float | None = None) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else (now or time.time())
+        return max(0.0, end - self.started_at)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = self.state.value
+        return d
+
+
+def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, str]:
+    """The state of a stage from its latest record: (state, reason, hint)."""
+    if not rec.finished:
+        if rec.error:
+            return StageState.FAILED, rec.error, ""
+        if is_alive(rec.pid, rec.create_time) or is_alive(rec.wrapper_pid, rec.wrapper_create_time):
+            if rec.stop_requested_at:
+                return StageState.RUNNING, "stopping", ""
+            return StageState.RUNNING, "", ""
+        if rec.pid is None and rec.wrapper_pid is None and time.time() - rec.launched_at < 15:
+            return StageState.RUNNING, "launching", ""
+        if rec.stop_requested_at:
+            return StageState.STOPPED, "stopped", ""
+        return (StageState.FAILED,
+                "lost: the stage ended without a recorded exit code",
+                "the wrapper that records exit codes was killed, or the machine rebooted")
+    if rec.stop_requested_at:
+        if rec.stop_reason == "no-longer-needed":
+            return StageState.SUCCEEDED, "service stopped: no pending stage needs it", ""
+        return StageState.STOPPED, f"stopped by {rec.stop_reason or 'user'}", ""
+    if rec.error:
+        return StageState.FAILED, rec.error, ""
+    if rec.signal is not None:
+        hint = SIGKILL_HINT if rec.signal == 9 else ""
+        return StageState.FAILED, f"killed by {signal_name(rec.signal)}", hint
+    if rec.exit_code == 0:
+        if stage.is_service:
+            return StageState.FAILED, "service exited on its own (exit 0)", \
+                "a service should run until the supervisor stops it"
+        missing = [str(p) for p in stage.outputs if not p.exists()]
+        if missing:
+            return StageState.FAILED, "exit 0 but outputs are missing: " + ", ".join(missing), \
+                "the stage claimed success without writing its outputs"
+        return StageState.SUCCEEDED, "", ""
+    return StageState.FAILED, f"exit {rec.exit_code}", ""
+
+
+def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | None = None,
+                    live: dict[str, dict[str, Any]] | None = None) -> list[StageStatus]:
+    """A StageStatus for each stage, in configuration order."""
+    intent = intent or Intent.load(config.state_dir)
+    live = live or {}
+    out = []
+    for stage in config.stages:
+        rec = store.latest(stage.name)
+        st = StageStatus(
+            name=stage.name, kind=stage.kind, state=StageState.PENDING,
+            depends_on=list(stage.depends_on), gpus=stage.gpus.describe(),
+            estimate_s=stage.estimate_s, wanted=stage.name in intent.wanted, log=str(stage.log),
+        )
+        if rec is not None:
+            st.attempt = rec.attempt
+            st.run_id = rec.run_id
+            st.pid = rec.pid
+            st.started_at = rec.started_at or rec.launched_at
+            st.ended_at = rec.ended_at
+            st.exit_code = rec.exit_code
+            st.signal = signal_name(rec.signal)
+            st.resume = rec.resume
+            st.log = rec.log
+            st.log_offset = rec.log_offset
+            st.state, st.reason, st.hint = record_state(rec, stage)
+            if stage.is_service:
+                st.ready = bool(rec.extra.get("ready_at")) if st.state.active else None
+        if stage.name in intent.skipped and not st.state.active:
+            st.state, st.reason = StageState.SKIPPED, "skipped by user"
+        lv = live.get(stage.name)
+        if lv and lv.get("run_id") == st.run_id:
+            st.live = dict(lv.get("live", {}))
+            if st.state == StageState.RUNNING and lv.get("stalled"):
+                st.state = StageState.STALLED
+            if lv.get("ready") is not None and st.state.active:
+                st.ready = lv["ready"]
+        if lv and st.state == StageState.PENDING and lv.get("waiting"):
+            st.state, st.reason = StageState.WAITING, lv["waiting"]
+        out.append(st)
+    return out
+
+
+def read_live(state_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The driver's last ``state.json``: (header, per-stage live figures)."""
+    try:
+        data = json.loads((state_dir / "state.json").read_text())
+    except (OSError, ValueError):
+        return {}, {}
+    stages = {s["name"]: s for s in data.get("stages", []) if isinstance(s, dict) and "name" in s}
+    return data, stages
+
+
+def snapshot(config: PipelineConfig, store: RunStore | None = None) -> dict[str, Any]:
+    """The ``status --json`` document (schema in README: "status --json")."""
+    from eagle3tui.driver_lock import driver_info
+
+    store = store or RunStore(config.state_dir)
+    header, live = read_live(config.state_dir)
+    statuses = derive_statuses(config, store, Intent.load(config.state_dir), live)
+    drv = driver_info(config.state_dir)
+    return {
+        "schema": SCHEMA_VERSION,
+        "pipeline": config.name,
+        "config": str(config.path),
+        "state_dir": str(config.state_dir),
+        "time": time.time(),
+        "driver": drv,
+        "stages": [s.to_json() for s in statuses],
+        "gpu": header.get("gpu"),
+        "problems": list(store.problems),
+    }
