@@ -27,8 +27,14 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from eagle3tui.records import RunStore
+
     config = _load(args)
-    errors = missing_executables(config)
+    errors = [str(e) for e in missing_executables(config)]
+    store = RunStore(config.state_dir)
+    for s in config.stages:
+        store.records(s.name)
+    errors += store.problems
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:

@@ -1,0 +1,96 @@
+"""Shared fixtures: real pipelines in temp dirs, the CLI as a subprocess, and
+cleanup of every process a test left behind (drivers and stage groups)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for(cond: Callable[[], object], timeout: float = 20.0, interval: float = 0.05,
+             what: str = "condition") -> object:
+    """Poll ``cond`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Pipeline:
+    """A pipeline.toml in a temp dir plus helpers to drive it through the real CLI."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config = root / "pipeline.toml"
+        self.state_dir = root / ".eagle3tui"
+
+    def write(self, text: str) -> "Pipeline":
+        self.config.write_text(textwrap.dedent(text))
+        return self
+
+    def cli(self, *args: str, timeout: float = 60, check: bool = False) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "eagle3tui", "--config", str(self.config), *args],
+                              capture_output=True, text=True, timeout=timeout, cwd=self.root)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"eagle3tui {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def status(self) -> dict:
+        proc = self.cli("status", "--json")
+        return json.loads(proc.stdout)
+
+    def stage(self, name: str) -> dict:
+        return next(s for s in self.status()["stages"] if s["name"] == name)
+
+    def records(self, stage: str) -> list[dict]:
+        d = self.state_dir / "runs" / stage
+        return [json.loads(p.read_text()) for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json"))]
+
+    def alerts(self) -> list[dict]:
+        p = self.state_dir / "alerts.jsonl"
+        if not p.exists():
+            return []
+        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+    def driver_pid(self) -> int | None:
+        try:
+            return json.loads((self.state_dir / "driver.json").read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def kill_everything(self) -> None:
+        pid = self.driver_pid()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        runs = self.state_dir / "runs"
+        for p in runs.glob("*/*.started.json") if runs.exists() else []:
+            try:
+                pgid = json.loads(p.read_text())["pgid"]
+                os.killpg(pgid, signal.SIGKILL)
+            except (OSError, ValueError, KeyError):
+                pass
+
+
+@pytest.fixture
+def pipeline(tmp_path: Path):
+    p = Pipeline(tmp_path)
+    yield p
+    p.kill_everything()

