@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from eagle3tui.alerts import Alert, AlertHub, AlertLog
+from eagle3tui.alerts import Alert, AlertHub, AlertLog, build_hub
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.driver_lock import DriverLock
@@ -499,7 +499,12 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    return Driver(config).run(stop)
+    # The detached driver gets the same dedup and [alerts] command as --watch.
+    hub = build_hub(config)
+    try:
+        return Driver(config, hub=hub).run(stop)
+    finally:
+        hub.close()
 
 
 if __name__ == "__main__":

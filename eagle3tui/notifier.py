@@ -1,0 +1,234 @@
+"""Run the user's ``[alerts] command`` once per alert, safely and without blocking.
+
+The command is an argv list, never a shell string: the alert (whose message
+and details carry untrusted log text) reaches it only as JSON on stdin and
+as plain environment variables, so nothing in a log line can be executed.
+
+``Notifier.submit`` is called from the driver loop (through the alert hub)
+and only filters and enqueues; a worker thread runs the command with a
+timeout, kills a hanging one (its whole process group), and reports failures
+back as alerts of kind ``notifier-*`` (which it never sends to itself, so a
+broken notifier cannot feed a loop). A bounded queue and a per-minute rate
+limit keep a flood from piling up processes; what is dropped is counted and
+said so, and is still in the alerts file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from eagle3tui.alerts import Alert, level_at_least
+from eagle3tui.textsafe import printable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from eagle3tui.config import AlertsConfig
+
+ENV_PREFIX = "EAGLE3TUI_ALERT_"
+OWN_KIND_PREFIX = "notifier-"
+_MAX_ENV_MESSAGE = 2000
+_MAX_OUTPUT = 1000
+_STOP = object()
+
+
+def alert_env(alert: Alert) -> dict[str, str]:
+    """The environment variables a notifier command gets for ``alert`` (values are printable)."""
+    rule = alert.details.get("rule")
+    return {
+        ENV_PREFIX + "LEVEL": alert.level,
+        ENV_PREFIX + "KIND": printable(alert.kind),
+        ENV_PREFIX + "STAGE": printable(alert.stage or ""),
+        ENV_PREFIX + "ATTEMPT": "" if alert.attempt is None else str(alert.attempt),
+        ENV_PREFIX + "MESSAGE": printable(alert.message)[:_MAX_ENV_MESSAGE],
+        ENV_PREFIX + "RULE": printable(rule) if isinstance(rule, str) else "",
+        ENV_PREFIX + "COUNT": str(alert.count),
+        ENV_PREFIX + "TIME": datetime.fromtimestamp(alert.time, timezone.utc).isoformat(),
+    }
+
+
+class Notifier:
+    """Runs ``command`` per alert in a worker thread; ``submit`` never blocks."""
+
+    def __init__(self, command: Sequence[str], *, min_level: str = "warning",
+                 rate_limit_per_min: int = 30, timeout_s: float = 10.0, queue_size: int = 64,
+                 report: Callable[[Alert], None] | None = None) -> None:
+        if not command:
+            raise ValueError("alerts.command is empty")
+        self.command = [str(x) for x in command]
+        self.min_level = min_level
+        self.rate_limit_per_min = max(1, int(rate_limit_per_min))
+        self.timeout_s = float(timeout_s)
+        self.report = report
+        self.sent = 0
+        self.failed = 0
+        self.timed_out = 0
+        self.dropped_rate = 0
+        self.dropped_queue = 0
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, queue_size))
+        self._sends: deque[float] = deque()
+        self._unreported_drops = 0
+        self._last_drop_report = 0.0
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, daemon=True, name="alert-notifier")
+        self._thread.start()
+
+    @classmethod
+    def from_config(cls, cfg: AlertsConfig, report: Callable[[Alert], None] | None = None
+                    ) -> Notifier:
+        """A notifier for the ``[alerts]`` table (``command`` must be set)."""
+        assert cfg.command, "from_config needs alerts.command"
+        return cls(cfg.command, min_level=cfg.min_level, rate_limit_per_min=cfg.rate_limit_per_min,
+                   timeout_s=cfg.timeout_s, report=report)
+
+    # -- called from the driver loop: filter and enqueue only -------------------
+    def submit(self, alert: Alert) -> None:
+        """Queue ``alert`` for the command if it passes min_level and the rate limit."""
+        if self._closed or alert.kind.startswith(OWN_KIND_PREFIX):
+            return
+        if not level_at_least(alert.level, self.min_level):
+            return
+        now = time.monotonic()
+        with self._lock:
+            while self._sends and now - self._sends[0] >= 60:
+                self._sends.popleft()
+            if len(self._sends) >= self.rate_limit_per_min:
+                self.dropped_rate += 1
+                self._unreported_drops += 1
+                drop_reason = (f"rate limit of {self.rate_limit_per_min} alerts per minute "
+                               "(alerts.rate_limit)")
+            else:
+                drop_reason = ""
+                self._sends.append(now)
+        if not drop_reason:
+            try:
+                self._queue.put_nowait(alert)
+                return
+            except queue.Full:
+                with self._lock:
+                    self.dropped_queue += 1
+                    self._unreported_drops += 1
+                drop_reason = "a full queue: the command is slower than the alerts coming in"
+        self._report_drops(drop_reason)
+
+    def _report_drops(self, why: str) -> None:
+        # One report per minute at most, or the report would be a flood itself.
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last_drop_report < 60:
+                return
+            n, self._unreported_drops = self._unreported_drops, 0
+            self._last_drop_report = now
+        self._problem("notifier-dropped",
+                      f"{n} alert(s) not sent to alerts.command because of {why}; "
+                      "every alert is still in the alerts file", dropped=n)
+
+    # -- the worker -------------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _STOP:
+                    return
+                assert isinstance(item, Alert)
+                self._run_one(item)
+            except Exception as e:  # noqa: BLE001 - the worker must outlive any one alert
+                self.failed += 1
+                self._problem("notifier-failed", f"internal error running alerts.command: {e!r}")
+            finally:
+                self._queue.task_done()
+
+    def _run_one(self, alert: Alert) -> None:
+        payload = json.dumps(alert.to_json(), ensure_ascii=False, default=str).encode("utf-8")
+        env = dict(os.environ)
+        env.update(alert_env(alert))
+        shown = " ".join(self.command)
+        try:
+            # A new session, so a timeout kills the command and its children together.
+            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                    close_fds=True)
+        except OSError as e:
+            self.failed += 1
+            self._problem("notifier-failed",
+                          f"could not run alerts.command [{shown}]: {e.strerror or e}; "
+                          "fix alerts.command in pipeline.toml (an argv list of an executable)",
+                          alert_kind=alert.kind)
+            return
+        try:
+            out, _ = proc.communicate(payload, timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            self.timed_out += 1
+            self.failed += 1
+            self._problem("notifier-timeout",
+                          f"alerts.command [{shown}] did not finish within {self.timeout_s:g}s and "
+                          "was killed; supervision goes on (raise alerts.timeout if it is slow)",
+                          alert_kind=alert.kind, timeout_s=self.timeout_s)
+            return
+        if proc.returncode != 0:
+            self.failed += 1
+            text = printable(out[-_MAX_OUTPUT:].decode("utf-8", "replace"), keep_newlines=True)
+            self._problem("notifier-failed",
+                          f"alerts.command [{shown}] exited with {proc.returncode}",
+                          alert_kind=alert.kind, exit_code=proc.returncode, output=text)
+            return
+        self.sent += 1
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen[bytes]) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            # A child that left the group still holds the pipes: stop reading them.
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    if f:
+                        f.close()
+                except OSError:
+                    pass
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _problem(self, kind: str, message: str, **details: object) -> None:
+        if self.report is None:
+            return
+        self.report(Alert(level="warning", kind=kind, message=message,
+                          details={k: v for k, v in details.items() if v is not None}))
+
+    # -- shutdown ---------------------------------------------------------------
+    def close(self, wait_s: float | None = None) -> bool:
+        """Send what is queued, then stop; True if the queue drained within ``wait_s``.
+
+        The default wait covers one hanging command plus a few quick ones, so a
+        driver exiting after the last stage still notifies about it.
+        """
+        if self._closed:
+            return True
+        self._closed = True
+        wait_s = self.timeout_s + 5 if wait_s is None else wait_s
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._queue.put(_STOP, timeout=max(0.01, deadline - time.monotonic()))
+                break
+            except queue.Full:
+                if time.monotonic() >= deadline:
+                    return False
+        self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        return not self._thread.is_alive()
