@@ -55,9 +55,12 @@ def test_write_rate_and_forecast_from_real_writes(tmp_path: Path) -> None:
     (s1,) = watcher.poll()
     assert s1.exists and s1.dir_bytes == 64 * MiB
     assert s1.write_bps == 64 * MiB / 10
-    # free space fell by about what we wrote (other writers on this disk add noise)
-    assert s1.consume_bps is not None and s1.consume_bps > 3 * MiB
-    assert s1.full_in_s is not None and s1.full_in_s > 0
+    # Free-space loss on a shared disk is noisy (other writers, deleters), so
+    # only its presence is checked; the forecast uses the faster rate, which
+    # is at least our own write rate.
+    assert s1.consume_bps is not None and s1.consume_bps >= 0
+    assert s1.free_bytes is not None and s1.full_in_s is not None
+    assert 0 < s1.full_in_s <= s1.free_bytes / (64 * MiB / 10)
     assert s1.forecast_text().startswith("disk full in")
 
 

@@ -170,7 +170,11 @@ class DiskWatcher:
         dir_bytes = w.sizes[-1][1] if w.sizes else None
         write_bps = self._rate(w.sizes, growing=True)
         consumed = self._rate(w.free, growing=False)
-        full_in = free / consumed if consumed else None
+        # Forecast from the faster of: bytes written into the directory (this
+        # stage's own output, measured by walks) and free space lost on the
+        # filesystem (every writer counts, e.g. two stages sharing a disk).
+        rate = max(write_bps or 0.0, consumed or 0.0)
+        full_in = free / rate if rate > 0 else None
         return DiskStatus(
             key,
             str(watched),
