@@ -146,8 +146,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         if tmp is not None:
             mon.path = "<stdin>"
         if args.json:
-            for e in events:
-                out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+            for ev in events:
+                out.write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
         else:
             _summary(events, mon, out, bool(args.all))
     finally:

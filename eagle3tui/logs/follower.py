@@ -21,7 +21,6 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from typing_extensions import Self
 
 # ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
 # its repeated classes are disjoint from what follows them ([0-?] then [ -/]
@@ -127,7 +126,7 @@ class LogFollower:
             self._fh.close()  # type: ignore[attr-defined]
             self._fh = None
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> LogFollower:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -465,7 +464,7 @@ class LogWatcher:
             self._thread = None
         self.mode = "stopped"
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> LogWatcher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

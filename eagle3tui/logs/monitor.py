@@ -32,7 +32,7 @@ from eagle3tui.logs.workers import split_worker, strip_log_header
 try:
     import ahocorasick_rs as _ahocorasick
 except ImportError:  # pragma: no cover
-    _ahocorasick = None
+    _ahocorasick = None  # type: ignore[assignment]
 
 # Literals that every line parse_progress can use contains one of.
 _PROGRESS_MARKERS = [
@@ -469,6 +469,9 @@ class StageLogMonitor:
                 self._progress(rest, worker, no, seg)
 
     def _rule_event(self, rule: Rule, rest: str, worker: str | None, no: int) -> None:
+        if rule.kind == "info" and not self.include_info:
+            self.counts["info"] += 1  # counted, but not worth an object nobody reads
+            return
         self._emit(
             LogEvent(
                 line=no,
