@@ -116,8 +116,8 @@ def test_stop_kills_the_whole_group_grandchildren_included(pipeline):
     """)
     pipeline.cli("start", "tree", check=True)
     wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, what="grandchildren")
-    rec = pipeline.records("tree")[0]
-    tree = [rec["pid"]] + [int(x) for x in pids.read_text().split()]
+    stage_pid = wait_for(lambda: pipeline.stage("tree")["pid"], what="pid recorded")
+    tree = [stage_pid] + [int(x) for x in pids.read_text().split()]
     assert all(psutil.pid_exists(p) for p in tree)
     r = pipeline.cli("stop", "tree", check=True)
     assert "stopping tree" in r.stdout
