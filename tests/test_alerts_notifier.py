@@ -1,0 +1,197 @@
+"""The ``[alerts] command`` notifier: real commands, real processes, hostile text."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+from conftest import wait_for
+
+from eagle3tui.alerts import Alert, AlertHub, build_hub
+from eagle3tui.config import load_config
+from eagle3tui.notifier import Notifier
+
+EVIL = "ERROR: $(touch pwned1) `touch pwned2` \"; touch pwned3; \" '; touch pwned4; ' $HOME"
+
+# A notifier that records what it got: stdin (the alert JSON) and its EAGLE3TUI_ env.
+RECORDER = textwrap.dedent("""
+    import json, os, sys, time
+    out = sys.argv[1]
+    data = sys.stdin.read()
+    env = {k: v for k, v in os.environ.items() if k.startswith("EAGLE3TUI_ALERT_")}
+    name = os.path.join(out, f"{time.time_ns()}-{os.getpid()}.json")
+    with open(name + ".tmp", "w") as f:
+        json.dump({"stdin": data, "env": env, "argv": sys.argv[1:]}, f)
+    os.rename(name + ".tmp", name)
+""")
+
+
+def _recorder(tmp_path: Path) -> tuple[list[str], Path]:
+    script = tmp_path / "record.py"
+    script.write_text(RECORDER)
+    out = tmp_path / "got"
+    out.mkdir()
+    return [sys.executable, str(script), str(out)], out
+
+
+def _received(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*.json"))]
+
+
+def test_command_gets_json_on_stdin_and_env_and_no_shell_runs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a shell, if any ran, would create pwned* here
+    argv, out = _recorder(tmp_path)
+    problems: list[Alert] = []
+    n = Notifier(argv + ["$(touch pwned0)"], min_level="info", report=problems.append)
+    alert = Alert("critical", "fatal-log-event", EVIL, stage="st`id`", attempt=3,
+                  details={"rule": "error-line", "text": EVIL, "line": 7})
+    n.submit(alert)
+    assert n.close(wait_s=20)
+    got = _received(out)
+    assert len(got) == 1, problems
+    assert json.loads(got[0]["stdin"]) == alert.to_json()
+    env = got[0]["env"]
+    assert env["EAGLE3TUI_ALERT_MESSAGE"] == EVIL
+    assert env["EAGLE3TUI_ALERT_LEVEL"] == "critical"
+    assert env["EAGLE3TUI_ALERT_KIND"] == "fatal-log-event"
+    assert env["EAGLE3TUI_ALERT_STAGE"] == "st`id`"
+    assert env["EAGLE3TUI_ALERT_ATTEMPT"] == "3"
+    assert env["EAGLE3TUI_ALERT_RULE"] == "error-line"
+    assert got[0]["argv"][-1] == "$(touch pwned0)"  # passed verbatim as one argument
+    assert not list(tmp_path.rglob("pwned*"))
+    assert problems == [] and n.sent == 1
+
+
+def test_control_characters_never_reach_the_environment(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="info")
+    n.submit(Alert("warning", "log-warning", "a\x1b[2Jb\nc\x00d"))
+    assert n.close(wait_s=20)
+    env = _received(out)[0]["env"]
+    assert env["EAGLE3TUI_ALERT_MESSAGE"] == "ab c d"
+
+
+def test_hanging_command_is_killed_and_the_next_alert_still_goes_out(tmp_path: Path) -> None:
+    hang = tmp_path / "hang.py"
+    hang.write_text(textwrap.dedent("""
+        import json, os, subprocess, sys, time
+        a = json.loads(sys.stdin.read())
+        if a["kind"] == "first":
+            # A child too, so the kill must take the whole group.
+            child = subprocess.Popen(["sleep", "1000"])
+            open(sys.argv[1], "w").write(f"{os.getpid()} {child.pid}")
+            time.sleep(1000)
+        open(sys.argv[2], "w").write("second arrived")
+    """))
+    pidfile, second = tmp_path / "pid", tmp_path / "second"
+    problems: list[Alert] = []
+    n = Notifier([sys.executable, str(hang), str(pidfile), str(second)], min_level="info",
+                 timeout_s=1.0, report=problems.append)
+    t0 = time.monotonic()
+    n.submit(Alert("critical", "first", "x"))
+    n.submit(Alert("critical", "second", "y"))
+    assert time.monotonic() - t0 < 0.1  # submit never waits for the command
+    wait_for(pidfile.exists, timeout=15, what="hanging notifier to start")
+    pid, child = (int(x) for x in pidfile.read_text().split())
+    wait_for(second.exists, timeout=20, what="the alert after the hanging one")
+    assert [p.kind for p in problems] == ["notifier-timeout"]
+    assert "did not finish within 1s" in problems[0].message
+    for p in (pid, child):  # the command and its child: the whole group was killed
+        wait_for(lambda p=p: _gone(p), timeout=10, what=f"process {p} to be gone")
+    assert n.close(wait_s=10)
+    assert n.timed_out == 1 and n.sent == 1
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_min_level_filters(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning")
+    n.submit(Alert("info", "stage-started", "started"))
+    n.submit(Alert("warning", "stall", "quiet"))
+    n.submit(Alert("critical", "stage-failed", "failed"))
+    assert n.close(wait_s=20)
+    kinds = sorted(json.loads(r["stdin"])["kind"] for r in _received(out))
+    assert kinds == ["stage-failed", "stall"]
+
+
+def test_rate_limit_drops_and_says_so_once(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    problems: list[Alert] = []
+    n = Notifier(argv, min_level="info", rate_limit_per_min=3, report=problems.append)
+    for i in range(10):
+        n.submit(Alert("warning", "log-warning", f"line {i}"))
+    assert n.close(wait_s=30)
+    assert len(_received(out)) == 3
+    assert n.dropped_rate == 7
+    assert [p.kind for p in problems] == ["notifier-dropped"]
+    assert "rate limit of 3 alerts per minute" in problems[0].message
+    assert "alerts.rate_limit" in problems[0].message
+
+
+def test_missing_executable_and_failing_command_are_reported(tmp_path: Path) -> None:
+    problems: list[Alert] = []
+    n = Notifier([str(tmp_path / "no-such-notify")], min_level="info", report=problems.append)
+    n.submit(Alert("critical", "stage-failed", "x"))
+    assert n.close(wait_s=10)
+    assert problems[0].kind == "notifier-failed"
+    assert "no-such-notify" in problems[0].message and "alerts.command" in problems[0].message
+
+    problems.clear()
+    fail = tmp_path / "fail.py"
+    fail.write_text("import sys; print('webhook said 403 \\x1b[31mForbidden'); sys.exit(3)\n")
+    n = Notifier([sys.executable, str(fail)], min_level="info", report=problems.append)
+    n.submit(Alert("critical", "stage-failed", "x"))
+    assert n.close(wait_s=20)
+    assert problems[0].kind == "notifier-failed"
+    assert "exited with 3" in problems[0].message
+    assert problems[0].details["output"].strip() == "webhook said 403 Forbidden"
+
+
+def test_build_hub_wires_notifier_from_config_and_reports_through_the_hub(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    fail = tmp_path / "fail.py"
+    fail.write_text("import sys; sys.exit(5)\n")
+    cfg_path = tmp_path / "pipeline.toml"
+    cfg_path.write_text(textwrap.dedent(f"""
+        [alerts]
+        command = [{json.dumps(sys.executable)}, {json.dumps(str(fail))}]
+        min_level = "critical"
+        dedup_window = "1m"
+        [[stage]]
+        name = "a"
+        command = ["true"]
+    """))
+    config = load_config(cfg_path)
+    got: list[Alert] = []
+    hub = build_hub(config, [got.append])
+    assert isinstance(hub, AlertHub) and hub.dedup_window_s == 60
+    hub.emit(Alert("critical", "stage-failed", "failed: exit 1", stage="a", attempt=1))
+    hub.emit(Alert("info", "stage-started", "started", stage="a", attempt=2))
+    wait_for(lambda: any(a.kind == "notifier-failed" for a in got), timeout=15,
+             what="notifier failure reported through the hub")
+    hub.close()
+    # The failure is an alert like any other, but it is never sent to the failing command.
+    assert hub.notifier.sent == 0 and hub.notifier.failed == 1
+    assert [a.kind for a in got] == ["stage-failed", "stage-started", "notifier-failed"]
+    assert not list(out.iterdir())
+
+
+def test_no_notifier_without_command(tmp_path: Path) -> None:
+    cfg_path = tmp_path / "pipeline.toml"
+    cfg_path.write_text('[[stage]]\nname = "a"\ncommand = ["true"]\n')
+    hub = build_hub(load_config(cfg_path))
+    assert hub.notifier is None and hub.sinks == []
+    assert hub.dedup_window_s == 300
+    hub.close()
+    assert os.path.exists(cfg_path)
