@@ -297,3 +297,17 @@ def test_large_log_bounded_memory(tmp_path: Path) -> None:
     assert fatal == 1
     assert lines > 10_000_000
     assert rss_mb < 150, rss_mb
+
+
+def test_rotation_mid_monitor_line_numbers(tmp_path: Path) -> None:
+    p = tmp_path / "rot.log"
+    p.write_text("ok\nok\n")
+    m = StageLogMonitor(p, rules=RULES)
+    assert m.poll() == [] and m.line_no == 2
+    with open(p, "a") as f:
+        f.write("Killed\nunfinished ERROR line")
+    os.rename(p, tmp_path / "rot.log.1")
+    p.write_text("fresh\nSegmentation fault (core dumped)\n")
+    ev = m.poll()
+    assert [(e.line, e.rule) for e in ev] == [(3, "killed"), (4, "error-line"), (2, "crash-signal")]
+    assert m.line_no == 2

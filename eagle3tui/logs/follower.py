@@ -80,6 +80,7 @@ class Chunk:
     end_offset: int
     updates: list[LogLine] = field(default_factory=list)
     reset: bool = False  # the file was truncated or replaced before this chunk
+    counted: bool = True  # its lines are already in the follower's line_no
 
 
 class LogFollower:
@@ -197,8 +198,13 @@ class LogFollower:
         return data
 
     # -- fast path --------------------------------------------------------
-    def read_chunk(self) -> Chunk | None:
-        """Read up to ``block_size`` new bytes; None when nothing is new."""
+    def read_chunk(self, count_lines: bool = True) -> Chunk | None:
+        """Read up to ``block_size`` new bytes; None when nothing is new.
+
+        With ``count_lines=False`` the caller counts the chunk's newlines and
+        adds them to :attr:`line_no` itself (the monitor does, while scanning,
+        to avoid counting every byte twice).
+        """
         self._rotated_tail = b""
         start_no = self.line_no
         raw = self._read_raw()
@@ -234,7 +240,8 @@ class LogFollower:
             self._pending = buf[cut + 1 :]
             self._pending_start = buf_start + cut + 1
             self._pending_cut = False
-            self.line_no += complete.count(b"\n")
+            if count_lines:
+                self.line_no += complete.count(b"\n")
         if self._pending:
             updates = self._take_pending_updates()
         reset = self._reset_flag
@@ -246,6 +253,7 @@ class LogFollower:
             end_offset=buf_start + len(complete),
             updates=updates,
             reset=reset,
+            counted=count_lines,
         )
 
     def _take_pending_updates(self) -> list[LogLine]:

@@ -262,7 +262,7 @@ class StageLogMonitor:
         self._out = []
         done = 0
         while True:
-            chunk = self.follower.read_chunk()
+            chunk = self.follower.read_chunk(count_lines=False)
             if chunk is None:
                 break
             self._process(chunk)
@@ -379,13 +379,19 @@ class StageLogMonitor:
             self.stall.note_activity(self._now)
         data = chunk.data
         if data:
-            self._scan_block(data, chunk.first_no)
+            # The follower left the counting to us: _scan_block counts up to
+            # the lines it visits, so each byte is counted once.
+            counted = self._scan_block(data, chunk.first_no)
+            if not chunk.counted:
+                self.follower.line_no += counted
         if chunk.updates:
             last = chunk.updates[-1]
+            last.no = self.follower.line_no + 1  # the open line follows the counted ones
             worker, rest = split_worker(last.text)
             self._progress(rest, worker, last.no, last.text, force=True)
 
-    def _scan_block(self, data: bytes, first_no: int) -> None:
+    def _scan_block(self, data: bytes, first_no: int) -> int:
+        """Visit the interesting lines of ``data``; returns its line count."""
         cands = self.rules.scan(data)
         if self.progress_mode == "all":
             prog = _markers().line_starts(data)
@@ -411,6 +417,8 @@ class StageLogMonitor:
                 if pi < npg and prog[pi] < nxt:
                     nxt = prog[pi]
                 if nxt >= n:
+                    no += count(b"\n", pos, n)
+                    pos = n
                     break
                 if nxt > pos:
                     no += count(b"\n", pos, nxt)
@@ -433,6 +441,7 @@ class StageLogMonitor:
                 self._line(data[pos:le], no, idx, is_prog)
             pos = le + 1
             no += 1
+        return no - first_no
 
     def _line(self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool) -> None:
         text = raw.decode("utf-8", "replace")

@@ -10,6 +10,7 @@ Most lines of a healthy log contain none and cost nothing beyond that pass.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -105,12 +106,23 @@ def _gram_rarity(g: bytes) -> float:
     return r
 
 
+@functools.lru_cache(maxsize=8)
+def _pick_gates_cached(keywords: tuple[bytes, ...], n: int, limit: int) -> tuple[bytes, ...] | None:
+    gates = _pick_gates(list(keywords), n, limit)
+    return tuple(gates) if gates is not None else None
+
+
 def pick_gates(keywords: list[bytes], n: int = 4, limit: int = 64) -> list[bytes] | None:
     """Short literals such that every keyword contains one (greedy set cover).
 
     None when it takes more than ``limit`` of them (then the full automaton
-    scans the whole block instead).
+    scans the whole block instead). Cached: the pack is the same every time.
     """
+    got = _pick_gates_cached(tuple(keywords), n, limit)
+    return list(got) if got is not None else None
+
+
+def _pick_gates(keywords: list[bytes], n: int, limit: int) -> list[bytes] | None:
     uncovered = set(keywords)
     gates: list[bytes] = []
     while uncovered:
