@@ -158,3 +158,11 @@ def test_core_gpu_modules_import_without_textual_watchdog_or_pynvml() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_text_watch_not_on_a_tty_prints_successive_tables_without_escapes() -> None:
+    sampler = GpuSampler(nvml=FakeNvml([FakeGpu()]))
+    out = io.StringIO()
+    rc = gpus_cli.run(args("--watch", "0.01", "--count", "2"), sampler=sampler, out=out)
+    text = out.getvalue()
+    assert rc == 0 and text.count("MEMORY USED / TOTAL") == 2 and "\x1b" not in text
