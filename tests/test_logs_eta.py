@@ -118,3 +118,20 @@ def test_stall_threshold_and_witness() -> None:
     d.note_activity(2000)
     v = d.check(2400, gpu=GpuWitness(memory_changing=False, busy=True))
     assert v is not None and v.rule == "quiet-but-working" and v.kind == "info"
+
+
+def test_monitor_uses_and_records_history(tmp_path: Path) -> None:
+    from eagle3tui.logs.monitor import StageLogMonitor
+
+    h = StageHistory(tmp_path / "state")
+    for s in (1000, 1320, 1500):
+        h.record("extract", s)
+    log = tmp_path / "x.log"
+    log.write_text("Loading safetensors checkpoint shards:   6% Completed | 4/64 [01:33<27:17, 27.30s/it]\n")
+    m = StageLogMonitor(log, stage="extract", history=h, started_at=0.0)
+    assert m.eta_tracker.estimate_s == 1320
+    ev = m.poll(now=100.0)
+    assert m.eta is not None and m.eta.drift == pytest.approx(0.31, abs=0.005)
+    assert [e.rule for e in ev] == ["eta-drift"]
+    m.finish(exit_code=0, now=1800.0)
+    assert h.load()["extract"][-1] == 1800.0

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
+from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
@@ -177,6 +178,10 @@ class StageLogMonitor:
     ``check()`` returns stall events; ``finish()`` settles tracebacks and
     reports an early exit. Attributes: ``progress``, ``eta``,
     ``last_output_at``, ``offset``, ``counts``.
+
+    With a ``history`` and a ``stage`` but no ``estimate_s``, the estimate is
+    the median of the stage's recorded durations, and a successful
+    ``finish(0)`` records this attempt's duration.
     """
 
     def __init__(
@@ -198,6 +203,7 @@ class StageLogMonitor:
         early_exit_s: float = 60.0,
         went_on_lines: int = 20,
         went_on_s: float = 10.0,
+        history: StageHistory | None = None,
     ) -> None:
         if progress_mode not in ("sample", "all"):
             raise ValueError("progress_mode must be 'sample' or 'all'")
@@ -205,6 +211,10 @@ class StageLogMonitor:
         self.follower = LogFollower(self.path, offset, line_no=line_no)
         self.rules = rules if rules is not None else build_ruleset()
         self.stage = stage
+        self.history = history
+        if estimate_s is None and history is not None and stage is not None:
+            # No configured estimate: the median of this stage's past runs.
+            estimate_s = history.median(stage)
         self.eta_tracker = EtaTracker(estimate_s, drift_threshold)
         self.stall = StallDetector(stall_floor_s, stall_k)
         self.progress_events = progress_events
@@ -335,6 +345,8 @@ class StageLogMonitor:
         self._pending = []
         events.extend(self._out)
         self._out = []
+        if exit_code == 0 and signal is None and self.history is not None and self.stage is not None:
+            self.history.record(self.stage, now - self.started_at)
         if exit_code is not None and (exit_code != 0 or signal is not None):
             ran = now - self.started_at
             if ran <= self.early_exit_s:
