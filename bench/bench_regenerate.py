@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.regenerate import prompt_messages  # noqa: E402
-from pipeline.serve import list_models, wait_ready  # noqa: E402
+from pipeline.regenerate import prompt_messages
+from pipeline.serve import list_models, wait_ready
 
 
 def free_port() -> int:
@@ -75,7 +75,7 @@ def main() -> int:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server_log = open(work / "server.log", "w")
+    server_log = open(work / "server.log", "w")  # noqa: SIM115 - closed in the finally below
     server = subprocess.Popen([sys.executable, "-m", "pipeline.serve", "--model", "smollm2", "--port", str(port),
                                "--ctx", "2048", "--threads", str(args.threads)],
                               cwd=ROOT, stdout=server_log, stderr=subprocess.STDOUT)
@@ -90,7 +90,7 @@ def main() -> int:
         summary_path = work / "summary.json"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
-        r = subprocess.run([sys.executable, "-m", "pipeline.regenerate", "-i", str(prompts_path), "-o", str(out),
+        r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.regenerate", "-i", str(prompts_path), "-o", str(out),
                             "--server", url, "--concurrency", str(args.concurrency), "--max-tokens",
                             str(args.max_tokens), "--temperature", "0", "--summary", str(summary_path),
                             "--no-progress"], cwd=ROOT, capture_output=True, text=True)

@@ -23,16 +23,16 @@ from typing import Any, NoReturn, TypeVar, overload
 T = TypeVar("T")
 
 __all__ = [
+    "StageError",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "fail",
     "fsync_dir",
+    "install_sigterm_flag",
+    "log",
     "make_parser",
     "progress",
-    "log",
-    "install_sigterm_flag",
-    "fail",
-    "StageError",
 ]
 
 
@@ -122,7 +122,7 @@ def progress(iterable_or_total: Any, desc: str = "", unit: str = "it", **kwargs:
     carriage-return frames; ``ascii`` is off because the supervisor parses the
     standard tqdm format. Extra keyword arguments go to tqdm.
     """
-    from tqdm import tqdm  # imported lazily: the eagle3tui core must not need tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]  # imported lazily: the eagle3tui core must not need tqdm
 
     opts: dict[str, Any] = {
         "desc": desc,

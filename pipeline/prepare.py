@@ -29,19 +29,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.common import StageError, atomic_write_text, fail, log, make_parser, progress
+from pipeline.common import (
+    StageError,
+    atomic_write_text,
+    fail,
+    log,
+    make_parser,
+    progress,
+)
 
 __all__ = [
     "SHIPPED_PROMPTS",
     "Dropped",
     "PrepareReport",
-    "detect_format",
-    "normalize_record",
     "conversation_id",
-    "iter_records",
+    "detect_format",
     "find_cached_hf_dataset",
-    "prepare",
+    "iter_records",
     "main",
+    "normalize_record",
+    "prepare",
 ]
 
 SHIPPED_PROMPTS = Path(__file__).resolve().parent / "data" / "prompts.jsonl"
@@ -211,9 +218,13 @@ def normalize_record(record: Any, fmt: str = "auto") -> tuple[str, list[dict[str
     detected = detect_format(record) if fmt == "auto" else fmt
     if detected is None:
         raise Dropped("unrecognized record", "no known fields (conversations, messages, data, prompt)")
-    if fmt != "auto" and detect_format(record) not in (fmt, None):
-        # An explicit --format that does not fit this record (e.g. a string under sharegpt).
-        if not (fmt == "messages" and isinstance(record, dict) and isinstance(record.get("conversations"), list)):
+    # An explicit --format that does not fit this record (e.g. a string under sharegpt);
+    # normalized {"conversations": [{role, content}]} input counts as messages.
+    if (
+        fmt != "auto"
+        and detect_format(record) not in (fmt, None)
+        and not (fmt == "messages" and isinstance(record, dict) and isinstance(record.get("conversations"), list))
+    ):
             raise Dropped("format mismatch", f"record looks like {detect_format(record)}, not {fmt}")
     try:
         turns = _validate(_turns(record, detected))
@@ -239,7 +250,7 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
         raise StageError(f"{path}: input file not found\n  fix: check the --input path")
     if suffix in (".parquet", ".pq"):
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # type: ignore[import-not-found, import-untyped, unused-ignore]
         except ImportError as exc:
             raise StageError(
                 f"{path}: reading Parquet needs pyarrow, which is not installed\n"

@@ -27,7 +27,7 @@ import numpy as np
 
 from pipeline.common import StageError, fsync_dir
 
-__all__ = ["FORMAT", "write_prepared", "PreparedDataset"]
+__all__ = ["FORMAT", "PreparedDataset", "write_prepared"]
 
 FORMAT = "eagle3-prepared/1"
 MANIFEST = "manifest.json"

@@ -40,18 +40,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.common import StageError, atomic_write_json, atomic_write_text, fail, log, make_parser, progress
+from pipeline.common import (
+    StageError,
+    atomic_write_json,
+    atomic_write_text,
+    fail,
+    log,
+    make_parser,
+    progress,
+)
 
 __all__ = [
     "HttpResponse",
-    "Server",
     "RegenerateConfig",
     "RegenerateStats",
-    "load_prompts",
+    "Server",
     "load_done_ids",
+    "load_prompts",
+    "main",
     "prompt_messages",
     "regenerate",
-    "main",
 ]
 
 USER_AGENT = "eagle3tui-regenerate/1"
@@ -187,7 +195,7 @@ class Server:
 def _close(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
     try:
         conn[1].close()
-    except Exception:  # closing a broken transport may raise; nothing to do
+    except Exception:  # noqa: BLE001, S110 - closing a broken transport may raise; it is gone either way
         pass
 
 
@@ -253,7 +261,7 @@ class RegenerateStats:
 
 
 def _hms(s: float) -> str:
-    s_int = int(round(s))
+    s_int = round(s)
     return f"{s_int // 3600}:{s_int // 60 % 60:02d}:{s_int % 60:02d}"
 
 
@@ -537,7 +545,8 @@ async def _run(cfg: RegenerateConfig, pending: list[dict[str, Any]], stats: Rege
                 if gather.done() or stop.is_set():
                     break
                 get_task = asyncio.create_task(results.get())
-                await asyncio.wait({get_task, gather, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                waiting: set[asyncio.Future[Any]] = {get_task, gather, stop_wait}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if get_task.done():
                     results.put_nowait(get_task.result())  # put back; drain() takes it
                 else:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pipeline.common import StageError, fail, log, make_parser
 
-__all__ = ["build_argv", "models_url", "list_models", "wait_ready", "main"]
+__all__ = ["build_argv", "list_models", "main", "models_url", "wait_ready"]
 
 BACKENDS = ("llama_cpp", "vllm")
 
@@ -47,11 +47,11 @@ def models_url(base_url: str) -> str:
 def list_models(base_url: str, timeout: float = 5.0) -> list[str]:
     """Return the model ids a server lists at ``/v1/models`` (raises OSError/ValueError on failure)."""
     req = urllib.request.Request(models_url(base_url), headers={"Accept": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - URL is the user's server
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
         body = json.loads(resp.read().decode("utf-8"))
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
-        raise ValueError(f"{models_url(base_url)}: response has no 'data' list")
+        raise ValueError(f"{models_url(base_url)}: response has no 'data' list")  # noqa: TRY004 - bad server data
     return [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id") is not None]
 
 

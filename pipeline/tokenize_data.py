@@ -33,7 +33,7 @@ import numpy as np
 
 from pipeline.common import StageError, fail, log, make_parser, progress
 
-__all__ = ["TemplateMismatch", "assistant_spans", "tokenize_conversation", "verify_mask", "tokenize_file", "main"]
+__all__ = ["TemplateMismatch", "assistant_spans", "main", "tokenize_conversation", "tokenize_file", "verify_mask"]
 
 REASONING_MODES = ("template", "inline", "drop")
 

@@ -23,9 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.common import StageError, atomic_write_bytes, atomic_write_json, fail, log, make_parser, progress
+from pipeline.common import (
+    StageError,
+    atomic_write_bytes,
+    atomic_write_json,
+    fail,
+    log,
+    make_parser,
+    progress,
+)
 
-__all__ = ["count_tokens", "build_mapping", "coverage", "save_mapping", "load_mapping", "summary_line", "main"]
+__all__ = ["build_mapping", "count_tokens", "coverage", "load_mapping", "main", "save_mapping", "summary_line"]
 
 
 def count_tokens(input_ids: np.ndarray, loss_mask: np.ndarray, target_vocab: int) -> np.ndarray:
@@ -128,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         with progress(1, desc="vocab", unit="pass") as bar:
             counts = count_tokens(ds.input_ids, ds.loss_mask, target_vocab)
             bar.update(1)
-        selected, d2t, t2d = build_mapping(counts, draft)
+        _, d2t, t2d = build_mapping(counts, draft)
         seen = int((counts > 0).sum())
         summary = {
             "draft_vocab_size": draft,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.common import atomic_write_json, atomic_write_text
+from pipeline.common import StageError, atomic_write_json, atomic_write_text
 from pipeline.prepare import (
     SHIPPED_PROMPTS,
     Dropped,
@@ -19,13 +19,12 @@ from pipeline.prepare import (
     normalize_record,
     prepare,
 )
-from pipeline.common import StageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pipeline.prepare", *args], cwd=cwd,
+    return subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.prepare", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -125,8 +124,8 @@ def test_invalid_jsonl_names_file_and_line(tmp_path: Path) -> None:
 
 def test_parquet_without_pyarrow_is_a_clear_error_or_works(tmp_path: Path) -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        import pyarrow.parquet as pq  # type: ignore[import-not-found, import-untyped, unused-ignore]
     except ImportError:
         src = tmp_path / "d.parquet"
         src.write_bytes(b"PAR1")

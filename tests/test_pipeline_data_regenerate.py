@@ -8,7 +8,6 @@ through real sockets and a real subprocess.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,7 +22,12 @@ from typing import Any
 import pytest
 
 from pipeline.common import StageError
-from pipeline.regenerate import RegenerateConfig, load_done_ids, prompt_messages, regenerate
+from pipeline.regenerate import (
+    RegenerateConfig,
+    load_done_ids,
+    prompt_messages,
+    regenerate,
+)
 from pipeline.serve import wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,8 +110,7 @@ def server() -> Iterator[tuple[str, Behaviour]]:
 def write_prompts(path: Path, n: int) -> list[str]:
     ids = [f"p{i:03d}" for i in range(n)]
     with open(path, "w") as fh:
-        for sid in ids:
-            fh.write(json.dumps({"id": sid, "conversations": [{"role": "user", "content": f"q-{sid}"}]}) + "\n")
+        fh.writelines(json.dumps({"id": sid, "conversations": [{"role": "user", "content": f"q-{sid}"}]}) + "\n" for sid in ids)
     return ids
 
 
@@ -116,9 +119,9 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def cfg_for(tmp_path: Path, url: str, **kw: Any) -> RegenerateConfig:
-    base: dict[str, Any] = dict(input=tmp_path / "in.jsonl", output=tmp_path / "out.jsonl",
-                                errors=tmp_path / "out.errors.jsonl", servers=[url], concurrency=4,
-                                max_tokens=8, backoff=0.01, wait_ready=5, show_progress=False)
+    base: dict[str, Any] = {"input": tmp_path / "in.jsonl", "output": tmp_path / "out.jsonl",
+                            "errors": tmp_path / "out.errors.jsonl", "servers": [url], "concurrency": 4,
+                            "max_tokens": 8, "backoff": 0.01, "wait_ready": 5, "show_progress": False}
     base.update(kw)
     return RegenerateConfig(**base)
 
@@ -196,7 +199,7 @@ def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
 def test_wait_ready_returns_models(server: tuple[str, Behaviour]) -> None:
     url, _ = server
     assert wait_ready(url, timeout=5) == ["scripted-model"]
-    proc = subprocess.run([sys.executable, "-m", "pipeline.serve", "--probe", url, "--timeout", "5"],
+    proc = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.serve", "--probe", url, "--timeout", "5"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "ready" in proc.stdout
 
@@ -224,18 +227,18 @@ def test_sigterm_stops_cleanly_and_resume_completes(tmp_path: Path, server: tupl
     assert 4 <= len(first) < 40 and len(set(first)) == len(first)
 
     b.delay = 0.0
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"({len(first)} already done)" in done.stdout
     assert Counter(r["id"] for r in read_jsonl(out)) == Counter(ids)
 
 
 def test_cli_usage_errors(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "pipeline.regenerate", "-i", "x"], cwd=ROOT,
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.regenerate", "-i", "x"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("usage: python -m pipeline.regenerate")
     bad = tmp_path / "in.jsonl"
     bad.write_text('{"id": "a", "conversations": []}\n{"conversations": []}\n')
-    r = subprocess.run([sys.executable, "-m", "pipeline.regenerate", "-i", str(bad), "-o", str(tmp_path / "o.jsonl")],
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.regenerate", "-i", str(bad), "-o", str(tmp_path / "o.jsonl")],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and f"{bad}:2: record has no 'id'" in r.stderr

@@ -116,11 +116,11 @@ def test_tokenize_file_stats_truncation_and_drops(tok: Any, tmp_path: Path) -> N
 def test_cli_errors_name_file_and_line(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "a", "conversations": [{"role": "user", "content": "x"}]}\n{"id": "b"}\n')
-    r = subprocess.run([sys.executable, "-m", "pipeline.tokenize_data", "-i", str(src), "-o", str(tmp_path / "ds")],
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.tokenize_data", "-i", str(src), "-o", str(tmp_path / "ds")],
                        cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert r.returncode == 1 and f"{src}:2: expected" in r.stderr
     assert not (tmp_path / "ds").exists()
-    r = subprocess.run([sys.executable, "-m", "pipeline.tokenize_data", "-i", str(src)], cwd=ROOT,
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.tokenize_data", "-i", str(src)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("usage: python -m pipeline.tokenize_data")
 

@@ -12,7 +12,14 @@ import pytest
 
 from pipeline.common import StageError
 from pipeline.prepared import FORMAT, PreparedDataset, write_prepared
-from pipeline.vocab import build_mapping, count_tokens, coverage, load_mapping, save_mapping, summary_line
+from pipeline.vocab import (
+    build_mapping,
+    count_tokens,
+    coverage,
+    load_mapping,
+    save_mapping,
+    summary_line,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,7 +74,7 @@ def test_mapping_invariants_and_round_trip(tmp_path: Path) -> None:
     ids = rng.zipf(1.3, size=20000) % target_vocab
     mask = rng.integers(0, 2, size=ids.size)
     counts = count_tokens(ids, mask, target_vocab)
-    selected, d2t, t2d = build_mapping(counts, draft_vocab)
+    _, d2t, t2d = build_mapping(counts, draft_vocab)
     assert d2t.dtype == np.int64 and d2t.shape == (draft_vocab,)
     assert t2d.dtype == np.bool_ and t2d.shape == (target_vocab,) and int(t2d.sum()) == draft_vocab
     target_of = np.arange(draft_vocab) + d2t
@@ -108,7 +115,7 @@ def test_vocab_cli(tmp_path: Path) -> None:
     samples = [(f"s{i}", [i % 7, 3, 3, 9], [0, 1, 1, 1]) for i in range(20)]
     write_prepared(tmp_path / "ds", samples, {"vocab_size": 12})
     out = tmp_path / "vocab.safetensors"
-    proc = subprocess.run([sys.executable, "-m", "pipeline.vocab", "--prepared", str(tmp_path / "ds"),
+    proc = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.vocab", "--prepared", str(tmp_path / "ds"),
                            "-o", str(out), "--draft-vocab-size", "4"], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -117,9 +124,9 @@ def test_vocab_cli(tmp_path: Path) -> None:
     assert summary["num_loss_tokens"] == 60 and summary["distinct_tokens_seen"] == 2 and summary["padded"] == 2
     d2t, t2d = load_mapping(out)
     assert (np.arange(4) + d2t).tolist() == [0, 1, 3, 9] and t2d.shape == (12,)
-    bad = subprocess.run([sys.executable, "-m", "pipeline.vocab", "--prepared", str(tmp_path / "nope"),
+    bad = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.vocab", "--prepared", str(tmp_path / "nope"),
                           "-o", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "manifest.json: missing" in bad.stderr
-    usage = subprocess.run([sys.executable, "-m", "pipeline.vocab"], cwd=ROOT, capture_output=True,
+    usage = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.vocab"], cwd=ROOT, capture_output=True,
                            text=True, timeout=120)
     assert usage.returncode == 2 and usage.stderr.startswith("usage: python -m pipeline.vocab")
