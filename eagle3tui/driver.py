@@ -33,6 +33,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.driver_lock import DriverLock
 from eagle3tui.errors import ConfigError
+from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
 from eagle3tui.launcher import launch, reap_wrappers
 from eagle3tui.procs import signal_group, signal_name
 from eagle3tui.records import RunRecord, RunStore
@@ -75,7 +76,8 @@ class Driver:
 
     def __init__(self, config: PipelineConfig, *, hub: AlertHub | None = None,
                  alerts_path: Path | None = None, tick_s: float = 0.05,
-                 exit_when_idle: bool = True, idle_grace_s: float = 1.0) -> None:
+                 exit_when_idle: bool = True, idle_grace_s: float = 1.0,
+                 nvml: Any | None = None, gpu: bool = True) -> None:
         self.config = config
         self.state_dir = config.state_dir
         self.store = RunStore(self.state_dir)
@@ -96,6 +98,19 @@ class Driver:
         self._problems_seen: set[str] = set()
         self.commands_dir = self.state_dir / COMMANDS_DIR
         self.replies_dir = self.commands_dir / REPLIES_DIR
+        # GPU telemetry runs on its own thread; it reads these two dicts
+        # (replaced whole each tick, never mutated) and queues its events.
+        self._stage_roots: dict[str, int] = {}
+        self._projected_end: dict[str, float] = {}
+        self._telemetry: list[TelemetryUpdate] = []
+        self._telemetry_lock = threading.Lock()
+        self.gpu: GpuMonitor | None = None
+        if gpu:
+            disks = sorted({str(p) for s in config.stages for p in s.disk})
+            self.gpu = GpuMonitor(stage_roots=lambda: self._stage_roots, disk_paths=disks,
+                                  projected_end=lambda: self._projected_end,
+                                  interval=config.gpu_interval_s, nvml=nvml,
+                                  on_update=self._on_telemetry)
 
     # -- life cycle -----------------------------------------------------
     def run(self, stop: threading.Event | None = None, lock_timeout: float = 2.0) -> int:
@@ -108,6 +123,8 @@ class Driver:
             self.replies_dir.mkdir(parents=True, exist_ok=True)
             if self.alert_log.repaired:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
+            if self.gpu is not None:
+                self.gpu.start()
             idle_since: float | None = None
             failures = 0
             while not stop.is_set():
@@ -141,6 +158,8 @@ class Driver:
         finally:
             for p in self.probers.values():
                 p.stop()
+            if self.gpu is not None:
+                self.gpu.close()
             self.lock.release()
         return 0
 
@@ -165,6 +184,7 @@ class Driver:
             elif rec.finished or st.state in (StageState.FAILED, StageState.STOPPED):
                 self._finalize(stage, rec, st, now)
         statuses = self.statuses()
+        self._telemetry_tick(statuses, now)
         p = plan(self.config, statuses, self.intent, now)
         self.waiting = p.waiting
         for name in p.stop_services:
@@ -187,6 +207,64 @@ class Driver:
             live.setdefault(n, {})["waiting"] = reason
         sts = derive_statuses(self.config, self.store, self.intent, live)
         return {s.name: s for s in sts}
+
+    # -- GPU and disk telemetry ---------------------------------------------
+    def _on_telemetry(self, update: TelemetryUpdate) -> None:
+        # Called on the sampler thread: hand over, never touch driver state.
+        with self._telemetry_lock:
+            self._telemetry.append(update)
+            del self._telemetry[:-10]
+
+    def _telemetry_tick(self, statuses: dict[str, StageStatus], now: float) -> None:
+        """Feed stage pids to the sampler; turn its events into alerts."""
+        self._stage_roots = {n: s.pid for n, s in statuses.items() if s.state.active and s.pid}
+        ends: dict[str, float] = {}
+        for n, s in statuses.items():
+            remaining = ((s.live or {}).get("eta") or {}).get("remaining_s")
+            if s.state.active and remaining is not None:
+                for path in self.config.stage(n).disk:
+                    ends[str(path)] = now + float(remaining)
+        self._projected_end = ends
+        if self.gpu is None:
+            return
+        for name, w in self.watches.items():
+            w.gpu_witness = self.gpu.witness(name)
+        with self._telemetry_lock:
+            updates, self._telemetry = self._telemetry, []
+        for up in updates:
+            for ev in up.events:
+                stage = ev.subject[len("stage "):] if ev.subject.startswith("stage ") else None
+                rec = self.store.latest(stage) if stage in self.config.names else None
+                if ev.kind == "memory_freed":
+                    running = stage is not None and statuses.get(stage) is not None \
+                        and statuses[stage].state.active
+                    level = "warning" if running else "info"
+                    msg = ev.message + (" while the stage still runs" if running else "")
+                    self._alert(level, "gpu-memory-freed", msg, rec, **ev.figures)
+                elif ev.kind == "memory_full":
+                    self._alert("warning", "gpu-memory-full", ev.message, rec, **ev.figures)
+                elif ev.kind == "gpu_error":
+                    self._alert("warning", "gpu-driver", ev.message, rec, **ev.figures)
+            for dev in up.disk_events:
+                owner = next((n for n, s in statuses.items() if s.state.active and any(
+                    str(p) == dev.path for p in self.config.stage(n).disk)), None)
+                self._alert("critical", "disk-full-forecast", dev.message,
+                            self.store.latest(owner) if owner else None, path=dev.path,
+                            full_at=dev.full_at, projected_end=dev.projected_end)
+
+    def gpu_summary(self) -> dict[str, Any] | None:
+        """The last GPU sample with per-stage attribution, for ``state.json``."""
+        if self.gpu is None or self.gpu.latest is None:
+            return None
+        up = self.gpu.latest
+        snap = up.snapshot.to_dict()
+        snap["stages"] = {n: {"gpus": sorted(u.gpus), "bytes": u.bytes, "pids": u.pids}
+                          for n, u in up.attribution.stages.items()}
+        snap["other"] = [{"pid": p.pid, "gpu": p.gpu_index, "bytes": p.used_bytes, "cmdline": p.cmdline}
+                         for p in up.attribution.other]
+        snap["disk"] = [{"path": d.path, "free_bytes": d.free_bytes, "write_bps": d.write_bps,
+                         "forecast": d.forecast_text()} for d in up.disk]
+        return snap
 
     def _ready_flag(self, name: str) -> bool | None:
         stage = self.config.stage(name)
@@ -468,6 +546,7 @@ class Driver:
             "schema": 1,
             "pipeline": self.config.name,
             "driver_pid": os.getpid(),
+            "gpu": self.gpu_summary(),
             "stages": [
                 {"name": s.name, "run_id": s.run_id, "state": s.state.value,
                  "live": s.live, "stalled": s.state == StageState.STALLED,
