@@ -1,0 +1,1 @@
+"""The Textual front end. The only package of eagle3tui that imports Textual."""

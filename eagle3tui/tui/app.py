@@ -1,0 +1,770 @@
+"""The Textual TUI: stages, live log, GPU panel, alerts and controls.
+
+The app holds no supervision logic. It reads the core's state (run records,
+``state.json``, ``alerts.jsonl``) in thread workers that post messages, and
+sends commands through ``eagle3tui.control.send_command`` in thread workers.
+Widgets get data from the app ("attributes down") and post messages up.
+
+Threads:
+
+* the state poller (one thread worker looping with a wait, so polls never
+  overlap; a command "pokes" it for an immediate refresh);
+* the GPU monitor's sampler thread (``GpuMonitor``), whose callback posts a
+  coalescing message;
+* the log follower of the *selected* stage only (exclusive worker): other
+  stages' logs are not read at all, so eight busy stages cost one;
+* one short thread worker per command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import get_current_worker
+
+from eagle3tui.config import PipelineConfig
+from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
+from eagle3tui.logs.follower import LogFollower, split_segments
+from eagle3tui.logs.rules import RuleSet
+from eagle3tui.records import RunStore
+from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses, read_live
+from eagle3tui.textsafe import printable
+from eagle3tui.tui.alertspanel import AlertsPanel
+from eagle3tui.tui.format import clock_text
+from eagle3tui.tui.gpupanel import GpuPanel
+from eagle3tui.tui.logview import LogView
+from eagle3tui.tui.screens import ConfirmScreen, HelpScreen
+from eagle3tui.tui.stagetable import StageTable
+
+# How much of a big log to load when a stage is selected: the rest is only
+# counted (for line numbers), so selecting a stage with a 10 GB log is instant.
+CATCH_UP_BYTES = 2 << 20
+ALERTS_TAIL_BYTES = 1 << 20
+
+
+# -- messages (posted by workers, handled on the UI thread) -----------------------
+class StatePolled(Message):
+    """A fresh read of the pipeline's state."""
+
+    def __init__(self, statuses: list[StageStatus], header: dict[str, Any],
+                 alerts: list[dict[str, Any]], problems: list[str], driver_pid: int | None) -> None:
+        super().__init__()
+        self.statuses = statuses
+        self.header = header
+        self.alerts = alerts
+        self.problems = problems
+        self.driver_pid = driver_pid
+
+
+class GpuPolled(Message):
+    """A GPU telemetry update; a newer one replaces an unhandled older one."""
+
+    def __init__(self, update: TelemetryUpdate, history: dict[int, list[float]]) -> None:
+        super().__init__()
+        self.update = update
+        self.history = history
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, GpuPolled)
+
+
+class LogBatch(Message):
+    """New lines of the followed log: ``(line_no, text, kind)``."""
+
+    def __init__(self, token: str, lines: list[tuple[int, str, str]], reset: bool) -> None:
+        super().__init__()
+        self.token = token
+        self.lines = lines
+        self.reset = reset
+
+
+class CommandDone(Message):
+    """The driver's reply to a command sent from the UI."""
+
+    def __init__(self, op: str, stages: list[str], reply: dict[str, Any]) -> None:
+        super().__init__()
+        self.op = op
+        self.stages = stages
+        self.reply = reply
+
+
+@dataclass(frozen=True)
+class LogTarget:
+    """Which attempt's log the pane follows."""
+
+    stage: str
+    attempt: int
+    run_id: str
+    log: str
+    offset: int
+
+    @property
+    def token(self) -> str:
+        return f"{self.stage}#{self.attempt}:{self.run_id}"
+
+
+def classify_line(rules: RuleSet | None, text: str, stage: str) -> str:
+    """The rule kind of one log line ("" when no rule matches)."""
+    if rules is None:
+        return ""
+    rule = rules.classify(text, stage)
+    if rule is not None:
+        return rule.kind
+    if text.startswith("Traceback (most recent call last)"):
+        return "error"
+    return ""
+
+
+class EagleApp(App[int]):
+    """The eagle3tui main screen over one pipeline's state directory."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "eagle3tui"
+    ENABLE_COMMAND_PALETTE = False
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    BINDINGS = [
+        Binding("s", "start", "Start"),
+        Binding("a", "run_all", "Run all"),
+        Binding("x", "stop", "Stop"),
+        Binding("r", "resume", "Resume"),
+        Binding("R", "restart", "Restart", key_display="R"),
+        Binding("k", "skip", "Skip/unskip"),
+        Binding("o", "pager", "Pager"),
+        Binding("f", "filter", "Filter"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("n", "search_next", "Next", show=False),
+        Binding("N", "search_prev", "Prev", show=False),
+        Binding("G", "follow", "Follow", show=False),
+        Binding("j", "jump_latest", "Jump to latest alert", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+    HELP_ROWS = [
+        ("up/down", "select a stage (stage list) or an alert (alerts list)"),
+        ("tab", "move focus: stages → log → alerts"),
+        ("s", "start the selected stage (and what it depends on)"),
+        ("a", "run all stages in dependency order"),
+        ("x", "stop the selected stage (asks first)"),
+        ("r", "resume a failed or stopped stage with its resume arguments"),
+        ("R", "restart the selected stage from scratch (asks first)"),
+        ("k", "skip the selected stage, or unskip it"),
+        ("o", "open the selected stage's log in $PAGER"),
+        ("f", "log filter: all → events → fatal"),
+        ("/  n  N", "search the log; next / previous match"),
+        ("G", "jump to the end of the log and follow it"),
+        ("enter", "on an alert: show its line in the log"),
+        ("j", "show the line of the newest alert"),
+        ("q", "quit (stages keep running)"),
+    ]
+
+    def __init__(self, config: PipelineConfig, *, nvml: Any | None = None,
+                 clock: Callable[[], float] = time.time, poll_s: float = 0.5,
+                 log_poll_s: float = 0.1, gpu: bool = True, start_driver: bool = True,
+                 max_log_lines: int = 10_000, gpu_interval_s: float | None = None) -> None:
+        """``nvml``: an NVML-like object (tests pass ``FakeNvml``); ``clock``: the
+        wall clock used for elapsed times and the title (tests freeze it);
+        ``gpu=False`` disables GPU sampling; ``start_driver=False`` never spawns
+        a driver on startup (commands still do)."""
+        super().__init__()
+        self.config = config
+        self.clock = clock
+        self.poll_s = poll_s
+        self.log_poll_s = log_poll_s
+        self.start_driver = start_driver
+        self.max_log_lines = max_log_lines
+        self.statuses: list[StageStatus] = []
+        self.driver_pid: int | None = None
+        self.selected: str | None = None
+        self.log_target: LogTarget | None = None
+        self.pinned: tuple[str, int] | None = None  # (stage, attempt) chosen by a jump
+        self.search_text = ""
+        self.last_reply: dict[str, Any] | None = None
+        self.polls = 0
+        self._poke = threading.Event()
+        self._log_ack = threading.Event()
+        self._log_ack.set()
+        self._pending_jump: int | None = None
+        self._problems_seen: set[str] = set()
+        self._roots: dict[str, int] = {}
+        self._rules: RuleSet | None = None
+        try:
+            from eagle3tui.stage_monitor import ruleset_for
+
+            self._rules = ruleset_for(config)
+        except Exception:  # noqa: BLE001 (classification is a nicety; the log still shows)
+            self._rules = None
+        self.gpu_monitor: GpuMonitor | None = None
+        if gpu:
+            self.gpu_monitor = GpuMonitor(
+                stage_roots=lambda: dict(self._roots), nvml=nvml, clock=clock,
+                interval=gpu_interval_s or getattr(config, "gpu_interval_s", 1.0) or 1.0,
+                on_update=self._gpu_callback)
+
+    # -- layout ---------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        # The widgets are kept as attributes: query_one searches the *active*
+        # screen, which is a modal (confirm, help) at times while data arrives.
+        self.title_bar = Static(Text(f"eagle3tui · {printable(self.config.name)}"), id="title")
+        self.table = StageTable(id="stages")
+        self.log_title = Static(Text("log: select a stage"), id="log-title")
+        self.logview = LogView(self.max_log_lines, id="log")
+        self.search_box = Input(placeholder="search the log (enter: find, escape: cancel)",
+                                id="search")
+        self.gpu_panel = GpuPanel(id="gpu")
+        self.alerts_panel = AlertsPanel(id="alerts")
+        yield self.title_bar
+        yield self.table
+        with Horizontal(id="main"):
+            with Vertical(id="log-box"):
+                yield self.log_title
+                yield self.logview
+                yield self.search_box
+            with Vertical(id="side"):
+                yield self.gpu_panel
+                yield Static(Text("Alerts (newest first; enter: show line)"), id="alerts-title")
+                yield self.alerts_panel
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self._state_loop()
+        if self.gpu_monitor is not None:
+            self.gpu_monitor.start()
+
+    def on_unmount(self) -> None:
+        if self.gpu_monitor is not None:
+            self.gpu_monitor.stop()
+        self._poke.set()
+
+    # -- state polling (thread) ---------------------------------------------------------
+    @work(thread=True, group="state", exit_on_error=False)
+    def _state_loop(self) -> None:
+        """Read the state every ``poll_s`` (sooner when poked) and post it."""
+        worker = get_current_worker()
+        alert_offset: int | None = None
+        first = True
+        last_spawn = 0.0
+        while not worker.is_cancelled:
+            self._poke.clear()
+            try:
+                msg, alert_offset = self._read_state(alert_offset)
+            except Exception as exc:  # noqa: BLE001 (a bad file must not kill the poller)
+                self.call_from_thread(self.notify, f"reading state failed: {exc}",
+                                      severity="error")
+                msg = None
+            if msg is not None:
+                active = any(s.state.active for s in msg.statuses)
+                wanted = any(s.wanted and not s.state.terminal for s in msg.statuses)
+                now = time.monotonic()
+                # Keep the pipeline advancing: a driver follows running stages
+                # and launches wanted ones; it exits when idle, so look again.
+                if self.start_driver and msg.driver_pid is None and \
+                        ((first and (active or wanted)) or (active and now - last_spawn > 5)):
+                    from eagle3tui.control import ensure_driver
+
+                    if ensure_driver(self.config):
+                        last_spawn = now
+                first = False
+                self._roots = {s.name: s.pid for s in msg.statuses if s.state.active and s.pid}
+                self.post_message(msg)
+            self._poke.wait(self.poll_s)
+
+    def _read_state(self, alert_offset: int | None) -> tuple[StatePolled, int]:
+        from eagle3tui.driver_lock import driver_info
+
+        sd = self.config.state_dir
+        store = RunStore(sd)
+        header, live = read_live(sd)
+        statuses = derive_statuses(self.config, store, Intent.load(sd), live)
+        alerts, alert_offset = read_new_alerts(sd / "alerts.jsonl", alert_offset)
+        try:
+            drv = driver_info(sd)
+            pid = drv.get("pid") if drv.get("alive") else None
+        except Exception:  # noqa: BLE001 (driver info is decoration)
+            pid = None
+        return StatePolled(statuses, header, alerts, list(store.problems), pid), alert_offset
+
+    def poke(self) -> None:
+        """Ask the poller for an immediate refresh."""
+        self._poke.set()
+
+    @on(StatePolled)
+    def _on_state(self, msg: StatePolled) -> None:
+        self.polls += 1
+        self.statuses = msg.statuses
+        self.driver_pid = msg.driver_pid
+        held = self._held_gpus()
+        table = self.table
+        table.show(msg.statuses, self.clock(), self.config.drift_threshold, held)
+        if self.selected is None and msg.statuses:
+            self.selected = table.selected_stage or msg.statuses[0].name
+        self.alerts_panel.add_alerts(msg.alerts)
+        for p in msg.problems:
+            if p not in self._problems_seen:
+                self._problems_seen.add(p)
+                self.notify(printable(p), severity="warning", timeout=10, markup=False)
+        self._update_title()
+        self._retarget_log()
+
+    def _held_gpus(self) -> dict[str, str]:
+        upd = self.gpu_monitor.latest if self.gpu_monitor is not None else None
+        if upd is None:
+            return {}
+        return {name: ",".join(str(i) for i in sorted(u.gpus))
+                for name, u in upd.attribution.stages.items() if u.gpus}
+
+    def _update_title(self) -> None:
+        active = sum(1 for s in self.statuses if s.state.active)
+        failed = sum(1 for s in self.statuses if s.state == StageState.FAILED)
+        t = Text()
+        t.append("eagle3tui ", style="bold")
+        t.append(printable(self.config.name))
+        t.append(f" · {active} running")
+        if failed:
+            t.append(f" · {failed} failed", style="bold red")
+        t.append(" · driver " + (f"pid {self.driver_pid}" if self.driver_pid else "not running"))
+        t.append(" · " + clock_text(self.clock()), style="dim")
+        self.title_bar.update(t)
+
+    # -- GPU (sampler thread callback) ------------------------------------------------------
+    def _gpu_callback(self, update: TelemetryUpdate) -> None:
+        mon = self.gpu_monitor
+        hist: dict[int, list[float]] = {}
+        if mon is not None:
+            for g in update.snapshot.gpus:
+                hist[g.index] = [float(used) for _, used, _ in mon.sampler.history(g.index)]
+        self.post_message(GpuPolled(update, hist))
+
+    @on(GpuPolled)
+    def _on_gpu(self, msg: GpuPolled) -> None:
+        self.gpu_panel.show(msg.update, msg.history)
+
+    # -- log pane -----------------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            name = str(event.row_key.value)
+            if name != self.selected:
+                self.selected = name
+                self.pinned = None
+                self._retarget_log()
+
+    def _status(self, name: str | None) -> StageStatus | None:
+        for s in self.statuses:
+            if s.name == name:
+                return s
+        return None
+
+    def _retarget_log(self) -> None:
+        """Follow the selected stage's latest attempt (or a pinned older one)."""
+        st = self._status(self.selected)
+        if st is None:
+            return
+        target: LogTarget | None = None
+        if self.pinned and self.pinned[0] == st.name and self.pinned[1] != st.attempt:
+            recs = {r.attempt: r for r in RunStore(self.config.state_dir).records(st.name)}
+            rec = recs.get(self.pinned[1])
+            if rec is not None:
+                target = LogTarget(st.name, rec.attempt, rec.run_id, rec.log, rec.log_offset)
+        elif st.attempt and st.run_id:
+            target = LogTarget(st.name, st.attempt, st.run_id, st.log, st.log_offset)
+        if target == self.log_target and target is not None:
+            self._update_log_title()
+            return
+        self.log_target = target
+        view = self.logview
+        view.reset()
+        self.workers.cancel_group(self, "log")
+        if target is not None:
+            self._log_ack.set()
+            self._follow_log(target)
+        self._update_log_title()
+
+    def _update_log_title(self) -> None:
+        view = self.logview
+        st = self._status(self.selected)
+        t = Text()
+        if st is None:
+            t.append("log: select a stage")
+        elif self.log_target is None:
+            t.append(f"{printable(st.name)}: has not run yet", style="dim")
+        else:
+            tg = self.log_target
+            t.append(f"{printable(tg.stage)} #{tg.attempt}", style="bold")
+            t.append(f" {Path(tg.log).name}")
+            t.append(f" · filter {view.model.filter}")
+            if self.search_text:
+                t.append(f" · /{printable(self.search_text)}")
+            t.append(" · following" if view.follow else " · paused (G: follow)",
+                     style="green" if view.follow else "yellow")
+            if st.reason and st.attempt == tg.attempt:
+                t.append(" · " + printable(st.reason), style="dim")
+        self.log_title.update(t)
+
+    @work(thread=True, group="log", exclusive=True, exit_on_error=False)
+    def _follow_log(self, target: LogTarget) -> None:
+        """Follow one attempt's log from its offset; post batches, with backpressure."""
+        worker = get_current_worker()
+        offset, line_no = skip_to_tail(target.log, target.offset, CATCH_UP_BYTES)
+        follower = LogFollower(target.log, offset, line_no=line_no)
+        pending: list[tuple[int, str, str]] = []
+        reset = False
+        try:
+            while not worker.is_cancelled:
+                got = False
+                for _ in range(8):  # bounded work per round keeps cancellation prompt
+                    chunk = follower.read_chunk()
+                    if chunk is None:
+                        break
+                    got = True
+                    if chunk.reset:
+                        pending.clear()
+                        reset = True
+                    no = chunk.first_no
+                    for raw in chunk.data.split(b"\n")[:-1]:
+                        text = raw.decode("utf-8", "replace")
+                        segs = split_segments(text)
+                        shown = segs[-1] if segs else ""
+                        pending.append((no, shown, classify_line(self._rules, shown, target.stage)))
+                        no += 1
+                    if chunk.updates:
+                        last = chunk.updates[-1]
+                        pending.append((last.no, last.text, ""))
+                    if len(pending) > self.max_log_lines * 2:
+                        # The UI keeps max_log_lines anyway: don't queue more than it shows.
+                        del pending[: len(pending) - self.max_log_lines]
+                # Backpressure: one batch in flight at a time; the UI acks it.
+                if (pending or reset) and self._log_ack.is_set():
+                    self._log_ack.clear()
+                    self.post_message(LogBatch(target.token, pending, reset))
+                    pending, reset = [], False
+                if not got:
+                    time.sleep(self.log_poll_s)
+        finally:
+            follower.close()
+
+    @on(LogBatch)
+    def _on_log_batch(self, msg: LogBatch) -> None:
+        try:
+            if self.log_target is None or msg.token != self.log_target.token:
+                return
+            view = self.logview
+            if msg.reset:
+                view.reset()
+            view.append(msg.lines)
+            self._try_jump()
+            self._update_log_title()
+        finally:
+            self._log_ack.set()
+
+    # -- commands -------------------------------------------------------------------------
+    @work(thread=True, group="command", exit_on_error=False)
+    def send(self, op: str, stages: list[str] | None = None, **extra: Any) -> None:
+        """Send ``op`` to the driver in a thread; the reply arrives as ``CommandDone``."""
+        from eagle3tui.control import send_command
+
+        try:
+            reply = send_command(self.config, op, stages, **extra)
+        except Exception as exc:  # noqa: BLE001 (show it, never crash the UI)
+            reply = {"ok": False, "message": f"{op} failed: {type(exc).__name__}: {exc}"}
+        self.post_message(CommandDone(op, list(stages or []), reply))
+        self._poke.set()
+
+    @on(CommandDone)
+    def _on_command_done(self, msg: CommandDone) -> None:
+        self.last_reply = msg.reply
+        text = printable(str(msg.reply.get("message") or msg.op), keep_newlines=True)
+        self.notify(text, severity="information" if msg.reply.get("ok") else "error",
+                    timeout=6, markup=False)
+
+    def _selected_status(self) -> StageStatus | None:
+        st = self._status(self.selected)
+        if st is None:
+            self.notify("no stage selected", severity="warning")
+        return st
+
+    def action_start(self) -> None:
+        st = self._selected_status()
+        if st is not None:
+            self.send("start", [st.name])
+
+    def action_run_all(self) -> None:
+        self.send("start", [], all=True)
+
+    def action_stop(self) -> None:
+        st = self._selected_status()
+        if st is None:
+            return
+        if not st.state.active:
+            self.notify(f"{st.name} is not running ({st.state.value})", severity="warning",
+                        markup=False)
+            return
+        name = st.name
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.send("stop", [name])
+
+        self.push_screen(ConfirmScreen(
+            f"Stop {name}? SIGTERM goes to its process group; SIGKILL follows after "
+            f"{self.config.stage(name).stop_grace_s:.0f}s."), answered)
+
+    def action_resume(self) -> None:
+        st = self._selected_status()
+        if st is None:
+            return
+        if st.state not in (StageState.FAILED, StageState.STOPPED):
+            self.notify(f"{st.name} is {st.state.value}: resume is for a failed or stopped stage",
+                        severity="warning", markup=False)
+            return
+        self.pinned = None
+        self.send("resume", [st.name])
+
+    def action_restart(self) -> None:
+        st = self._selected_status()
+        if st is None:
+            return
+        name = st.name
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.pinned = None
+                self.send("restart", [name])
+
+        self.push_screen(ConfirmScreen(f"Restart {name} from scratch (a new attempt, "
+                                       "without resume arguments)?"), answered)
+
+    def action_skip(self) -> None:
+        st = self._selected_status()
+        if st is not None:
+            self.send("unskip" if st.state == StageState.SKIPPED else "skip", [st.name])
+
+    def action_pager(self) -> None:
+        st = self._selected_status()
+        if st is None:
+            return
+        path = self.log_target.log if self.log_target else st.log
+        if not Path(path).exists():
+            self.notify(f"no log yet: {path}", severity="warning", markup=False)
+            return
+        argv = shlex.split(os.environ.get("PAGER") or "less") + [path]
+        try:
+            with self.suspend():
+                subprocess.run(argv, check=False)
+        except SuspendNotSupported:
+            self.notify(f"cannot open a pager here; the log is {path}", severity="warning",
+                        markup=False)
+        except OSError as exc:
+            self.notify(f"could not run PAGER={argv[0]!r}: {exc}. Set PAGER, e.g. PAGER=less",
+                        severity="error", markup=False)
+
+    def action_filter(self) -> None:
+        self.logview.refilter()
+        self._update_log_title()
+
+    def action_follow(self) -> None:
+        self.logview.follow_end()
+        self._update_log_title()
+
+    def action_search(self) -> None:
+        box = self.search_box
+        box.add_class("visible")
+        box.value = self.search_text
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _on_search_submitted(self, event: Input.Submitted) -> None:
+        self.search_text = event.value
+        self._close_search()
+        self._search(backwards=False)
+
+    def _close_search(self) -> None:
+        box = self.search_box
+        box.remove_class("visible")
+        self.logview.focus()
+
+    def key_escape(self) -> None:
+        if self.search_box.has_class("visible"):
+            self._close_search()
+
+    def action_search_next(self) -> None:
+        self._search(backwards=False)
+
+    def action_search_prev(self) -> None:
+        self._search(backwards=True)
+
+    def _search(self, backwards: bool) -> None:
+        view = self.logview
+        if not self.search_text:
+            return
+        start = view.marked if view.marked is not None else (
+            view.top_index + (view.size.height if backwards else -1))
+        idx = view.model.search(self.search_text, start, backwards)
+        if idx is None:
+            self.notify(f"not found: {self.search_text}", severity="warning", markup=False)
+        else:
+            view.goto(idx)
+        self._update_log_title()
+
+    # -- jumping from an alert to its line ----------------------------------------------------
+    @on(AlertsPanel.JumpTo)
+    def _on_jump(self, msg: AlertsPanel.JumpTo) -> None:
+        self.jump_to_alert(msg.alert)
+
+    def action_jump_latest(self) -> None:
+        panel = self.alerts_panel
+        for a in panel.alerts:
+            if (a.get("details") or {}).get("line"):
+                self.jump_to_alert(a)
+                return
+        self.notify("no alert points at a log line", severity="warning")
+
+    def jump_to_alert(self, alert: dict[str, Any]) -> None:
+        """Select the alert's stage and attempt, and show its log line."""
+        stage = alert.get("stage")
+        line = (alert.get("details") or {}).get("line")
+        if not stage or self._status(stage) is None:
+            self.notify("this alert is about the pipeline, not a stage's log", markup=False)
+            return
+        table = self.table
+        table.select_stage(stage)
+        self.selected = stage
+        attempt = alert.get("attempt")
+        st = self._status(stage)
+        self.pinned = (stage, int(attempt)) if attempt and st and attempt != st.attempt else None
+        self._retarget_log()
+        if isinstance(line, int) and line > 0:
+            self._pending_jump = line
+            self._try_jump()
+        self.logview.focus()
+
+    def _try_jump(self) -> None:
+        if self._pending_jump is None:
+            return
+        view = self.logview
+        model = view.model
+        if not model.lines or model.lines[-1].no < self._pending_jump:
+            return  # not read yet: the follower is still catching up
+        line = self._pending_jump
+        self._pending_jump = None
+        if model.lines[0].no > line:
+            self.notify(f"line {line} is older than the {len(model.lines)} lines kept here; "
+                        "press o to open the full log", severity="warning")
+            return
+        idx = model.index_of(line)
+        if idx is not None:
+            view.goto(idx)
+
+    # -- help and quit -------------------------------------------------------------------------
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(
+            self.HELP_ROWS, "Stages keep running when you quit; run eagle3tui again to come back."))
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(0)
+
+    def goodbye(self) -> str:
+        """What to print after the app exits: what keeps running and how to come back."""
+        active = [s.name for s in self.statuses if s.state.active]
+        cfg = shlex.quote(str(self.config.path))
+        if active:
+            drv = f" (driver pid {self.driver_pid})" if self.driver_pid else ""
+            return (f"eagle3tui: {len(active)} stage(s) keep running{drv}: {', '.join(active)}.\n"
+                    f"Come back with: eagle3tui --config {cfg}\n"
+                    f"Status without the UI: eagle3tui --config {cfg} status")
+        return f"eagle3tui: nothing is running. Come back with: eagle3tui --config {cfg}"
+
+
+# -- file helpers (run in worker threads) ------------------------------------------------------
+def read_new_alerts(path: Path, offset: int | None) -> tuple[list[dict[str, Any]], int]:
+    """Alerts appended to ``path`` since ``offset`` (None: the file's recent tail)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return [], 0
+    if offset is None:
+        offset = max(0, size - ALERTS_TAIL_BYTES)
+    if size < offset:
+        offset = 0  # the file was replaced or truncated
+    if size == offset:
+        return [], offset
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(size - offset)
+    if offset and data and not data.startswith(b"{"):
+        # Started mid-line (the tail of a big file): skip to the next line.
+        cut = data.find(b"\n") + 1
+        offset += cut
+        data = data[cut:]
+    end = data.rfind(b"\n") + 1  # only whole lines; a torn last line waits
+    out: list[dict[str, Any]] = []
+    for raw in data[:end].splitlines():
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out, offset + end
+
+
+def skip_to_tail(path: str, offset: int, keep: int) -> tuple[int, int]:
+    """Where to start reading a log so at most ~``keep`` bytes are loaded.
+
+    Returns ``(offset, lines_before)``: the lines skipped are counted (a fast
+    byte count) so line numbers still match the driver's alerts.
+    """
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return offset, 0
+    if size - offset <= keep:
+        return offset, 0
+    target = size - keep
+    lines = 0
+    pos = offset
+    with open(path, "rb") as f:
+        f.seek(offset)
+        while pos < target:
+            block = f.read(min(1 << 20, target - pos))
+            if not block:
+                break
+            lines += block.count(b"\n")
+            pos += len(block)
+        # Finish the line we are in so reading starts at a line start.
+        rest = f.readline()
+        lines += rest.endswith(b"\n")
+        pos += len(rest)
+    return pos, lines
+
+
+def run_tui(args: Any) -> int:
+    """Entry point for ``eagle3tui`` with no subcommand (``args`` from cli.py)."""
+    import sys
+
+    from eagle3tui.config import load_config, parse_overrides
+
+    config = load_config(args.config, parse_overrides(getattr(args, "set", []) or []))
+    if not sys.stdout.isatty():
+        print("error: the TUI needs a terminal; use `eagle3tui --watch` or "
+              "`eagle3tui status` without one", file=sys.stderr)
+        return 2
+    app = EagleApp(config)
+    rc = app.run()
+    print(app.goodbye())
+    return int(rc or 0)

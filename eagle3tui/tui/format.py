@@ -1,0 +1,178 @@
+"""Cell and line formatting for the TUI: plain ``rich.text.Text``, never markup.
+
+Everything that can contain text from outside (stage names from the config,
+log lines, alert messages) goes through ``Text(plain, style=...)`` so that
+``[bold]`` or ``[/]`` in it is shown as written and can never raise.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+
+from eagle3tui.durations import format_duration
+from eagle3tui.state import StageState, StageStatus
+from eagle3tui.textsafe import printable
+
+STATE_STYLE = {
+    StageState.PENDING: "dim",
+    StageState.WAITING: "cyan",
+    StageState.RUNNING: "bold green",
+    StageState.STALLED: "bold yellow",
+    StageState.SUCCEEDED: "green",
+    StageState.FAILED: "bold red",
+    StageState.STOPPED: "yellow",
+    StageState.SKIPPED: "dim",
+}
+LEVEL_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+SPARKS = "▁▂▃▄▅▆▇█"
+
+# Stage table columns: (key, header, width). Most important first, so a
+# narrow terminal cuts the least useful ones.
+COLUMNS: list[tuple[str, str, int]] = [
+    ("name", "Stage", 12),
+    ("state", "State", 9),
+    ("bar", "Progress", 11),
+    ("count", "Done", 10),
+    ("elapsed", "Elapsed", 7),
+    ("eta", "ETA", 7),
+    ("drift", "Drift", 5),
+    ("attempt", "Try", 3),
+    ("gpus", "GPUs", 8),
+    ("note", "Note", 40),
+]
+
+
+def num(x: Any) -> str:
+    """A count as people write it: 1234, 12.3k, 4.5M."""
+    if x is None:
+        return "?"
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return printable(str(x))[:8]
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.1f}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    return str(int(v)) if v.is_integer() else f"{v:.1f}"
+
+
+def bar(fraction: float | None, width: int) -> str:
+    """A text progress bar of ``width`` cells (eighth-block resolution)."""
+    if fraction is None or width <= 0:
+        return ""
+    fraction = min(1.0, max(0.0, fraction))
+    eighths = int(round(fraction * width * 8))
+    full, part = divmod(eighths, 8)
+    out = "█" * full
+    if part and full < width:
+        out += " ▏▎▍▌▋▊▉"[part]
+    return out.ljust(width, "·")
+
+
+def sparkline(values: list[float], width: int) -> str:
+    """The last ``width`` values as block characters, scaled to their range 0..max."""
+    vals = values[-width:]
+    if not vals:
+        return ""
+    top = max(vals) or 1.0
+    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1)))] for v in vals)
+
+
+def gib(n: int | None) -> str:
+    """Bytes as GiB with one decimal."""
+    return "?" if n is None else f"{n / (1 << 30):.1f}"
+
+
+def drift_style(drift: float, threshold: float) -> str:
+    """Green within half the threshold, yellow up to it, red beyond."""
+    if abs(drift) <= threshold / 2:
+        return "green"
+    if abs(drift) <= threshold:
+        return "yellow"
+    return "bold red"
+
+
+def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
+                held: str | None = None) -> dict[str, Text]:
+    """The stage table's cells for one stage, keyed like ``COLUMNS``."""
+    live = st.live or {}
+    prog = live.get("progress") or {}
+    eta = live.get("eta") or {}
+    state_txt = st.state.value
+    if st.kind == "service" and st.state.active:
+        state_txt = "ready" if st.ready else "starting"
+    if st.reason == "stopping":
+        state_txt = "stopping"
+    frac: float | None = None
+    n, total = prog.get("n"), prog.get("total")
+    if n is not None and total:
+        try:
+            frac = float(n) / float(total)
+        except (TypeError, ValueError, ZeroDivisionError):
+            frac = None
+    elif st.state == StageState.SUCCEEDED:
+        frac = 1.0
+    pct = f"{frac * 100:3.0f}%" if frac is not None else ""
+    count = ""
+    if n is not None:
+        count = f"{num(n)}/{num(total) if total else '?'}"
+        if prog.get("unit"):
+            count += f" {printable(str(prog['unit']))}"
+    elapsed = st.elapsed(now)
+    remaining = eta.get("remaining_s")
+    drift = eta.get("drift")
+    note = st.reason or ""
+    if st.hint:
+        note = f"{note} ({st.hint})" if note else st.hint
+    gpus = held or ("" if st.gpus == "-" else st.gpus)
+    return {
+        "name": Text(printable(st.name), style="bold"),
+        "state": Text(state_txt, style=STATE_STYLE.get(st.state, "")),
+        "bar": Text(f"{bar(frac, 6)}{pct:>5}" if frac is not None else "",
+                    style="green" if st.state == StageState.SUCCEEDED else "cyan"),
+        "count": Text(count),
+        "elapsed": Text(format_duration(elapsed) if elapsed is not None else ""),
+        "eta": Text(format_duration(remaining) if remaining is not None and st.state.active else ""),
+        "drift": Text(f"{drift:+.0%}" if drift is not None else "",
+                      style=drift_style(drift, drift_threshold) if drift is not None else ""),
+        "attempt": Text(str(st.attempt) if st.attempt else ""),
+        "gpus": Text(printable(gpus)),
+        "note": Text(printable(note)),
+    }
+
+
+def clock_text(ts: float) -> str:
+    """HH:MM:SS in local time."""
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def alert_text(alert: dict[str, Any]) -> Text:
+    """One alert as a line: time, level, stage#attempt, kind, message, explanation."""
+    level = str(alert.get("level", "info"))
+    stage = alert.get("stage")
+    where = f"{stage}#{alert.get('attempt')}" if stage else "pipeline"
+    details = alert.get("details") or {}
+    t = Text(no_wrap=True, overflow="ellipsis")
+    try:
+        stamp = clock_text(float(alert.get("time", 0)))
+    except (TypeError, ValueError):
+        stamp = "--:--:--"
+    t.append(stamp + " ", style="dim")
+    t.append(f"{level[:4].upper():4} ", style=LEVEL_STYLE.get(level, ""))
+    t.append(printable(str(where)) + " ", style="bold")
+    t.append(printable(str(alert.get("kind", ""))) + ": ")
+    t.append(printable(str(alert.get("message", ""))))
+    count = alert.get("count") or 1
+    if isinstance(count, int) and count > 1:
+        t.append(f" (x{count})", style="dim")
+    expl = details.get("explanation")
+    if expl and expl not in str(alert.get("message", "")):
+        t.append(" — " + printable(str(expl)), style="italic")
+    if details.get("line"):
+        t.append(f" [line {details['line']}]", style="dim")
+    return t

@@ -1,0 +1,159 @@
+"""What the log pane shows, as plain data: bounded lines, ``\\r`` collapsing, filters, search.
+
+This module does not import Textual, so its logic is testable (and reusable)
+without a terminal. The widget in ``logview.py`` only draws what this holds.
+
+Every line keeps its 1-based physical line number *within the attempt*
+(counted from the attempt's ``log_offset``), the same numbering the driver's
+alerts use in ``details["line"]``, so "jump to line" works across both.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from eagle3tui.textsafe import printable
+
+FILTERS = ("all", "events", "fatal")
+# Rule kinds that count as "events" for the events-only filter.
+EVENT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
+
+
+@dataclass(slots=True)
+class ShownLine:
+    """One line as the pane shows it: plain, printable text, never markup."""
+
+    no: int
+    text: str
+    kind: str = ""  # rule kind: fatal, warning, benign, error, progress, info or ""
+
+
+def clean(text: str) -> str:
+    """Log text made displayable: escape sequences removed, controls blanked."""
+    return printable(text)
+
+
+class LogModel:
+    """A bounded window on one attempt's log.
+
+    ``add(no, text, kind)`` appends a line, or replaces the last one when it
+    has the same number (a ``\\r`` progress bar redrawing its line), so a
+    tqdm bar shows as its latest state. At most ``max_lines`` are kept; the
+    count of lines dropped from the front is in ``dropped``.
+    """
+
+    def __init__(self, max_lines: int = 10_000) -> None:
+        self.max_lines = max_lines
+        self.lines: deque[ShownLine] = deque()
+        self.dropped = 0
+        self.filter = "all"
+        self._view: list[ShownLine] | None = None  # filtered view, rebuilt lazily
+
+    # -- content ---------------------------------------------------------
+    def clear(self) -> None:
+        """Forget every line (a new attempt, or the file was truncated)."""
+        self.lines.clear()
+        self.dropped = 0
+        self._view = None
+
+    def add(self, no: int, text: str, kind: str = "") -> int:
+        """Add or replace a line; returns how many lines fell off the front."""
+        line = ShownLine(no, clean(text), kind)
+        if self.lines and self.lines[-1].no == no:
+            prev = self.lines[-1]
+            # A redraw keeps the strongest classification its line ever had.
+            if not line.kind:
+                line.kind = prev.kind
+            self.lines[-1] = line
+        else:
+            self.lines.append(line)
+        fell = 0
+        while len(self.lines) > self.max_lines:
+            self.lines.popleft()
+            fell += 1
+        self.dropped += fell
+        self._view = None
+        return fell
+
+    # -- filtered view ---------------------------------------------------
+    def set_filter(self, name: str) -> None:
+        """Show ``all`` lines, ``events`` only, or ``fatal`` only."""
+        if name not in FILTERS:
+            raise ValueError(f"unknown filter {name!r}; use one of {', '.join(FILTERS)}")
+        self.filter = name
+        self._view = None
+
+    def next_filter(self) -> str:
+        """Cycle all -> events -> fatal -> all; returns the new filter."""
+        self.set_filter(FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)])
+        return self.filter
+
+    def _keep(self, line: ShownLine) -> bool:
+        if self.filter == "all":
+            return True
+        if self.filter == "events":
+            return line.kind in EVENT_KINDS
+        return line.kind in ("fatal", "error")
+
+    @property
+    def view(self) -> list[ShownLine]:
+        """The lines the current filter shows, oldest first."""
+        if self._view is None:
+            if self.filter == "all":
+                self._view = list(self.lines)
+            else:
+                self._view = [ln for ln in self.lines if self._keep(ln)]
+        return self._view
+
+    def view_len(self) -> int:
+        """Number of lines the current filter shows (cheap for ``all``)."""
+        if self.filter == "all":
+            return len(self.lines)
+        return len(self.view)
+
+    def view_line(self, index: int) -> ShownLine | None:
+        """Line ``index`` of the filtered view, or None past the end."""
+        if self.filter == "all":
+            return self.lines[index] if 0 <= index < len(self.lines) else None
+        v = self.view
+        return v[index] if 0 <= index < len(v) else None
+
+    def index_of(self, no: int) -> int | None:
+        """View index of physical line ``no`` (or the first shown line after it)."""
+        if self.filter == "all":
+            if not self.lines:
+                return None
+            first = self.lines[0].no
+            # Line numbers increase by one per line (no gaps) in the unfiltered deque.
+            i = no - first
+            if 0 <= i < len(self.lines) and self.lines[i].no == no:
+                return i
+            for j, ln in enumerate(self.lines):
+                if ln.no >= no:
+                    return j
+            return None
+        for j, ln in enumerate(self.view):
+            if ln.no >= no:
+                return j
+        return None
+
+    def search(self, needle: str, start: int, backwards: bool = False) -> int | None:
+        """View index of the next line containing ``needle`` (case-insensitive).
+
+        The search starts after ``start`` (before it when ``backwards``) and
+        wraps around once.
+        """
+        if not needle:
+            return None
+        needle = needle.lower()
+        n = self.view_len()
+        if n == 0:
+            return None
+        step = -1 if backwards else 1
+        for k in range(1, n + 1):
+            i = (start + step * k) % n
+            ln = self.view_line(i)
+            if ln is not None and needle in ln.text.lower():
+                return i
+        return None

@@ -1,0 +1,135 @@
+"""The log pane's drawing surface: a Line-API widget over a ``LogModel``.
+
+Only the rows on screen are rendered (``render_line``), so a fast log costs
+a deque append per line, not a repaint of everything. Text is drawn as plain
+``Segment``s: nothing in a log line is ever interpreted as markup.
+
+Scrolling: while the view sits at the bottom it follows new output; once the
+user scrolls up it stays put (new lines, and lines falling off the front of
+the bounded buffer, never move what they are reading).
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from eagle3tui.tui.logmodel import LogModel
+
+KIND_STYLE = {
+    "fatal": Style(color="red", bold=True),
+    "error": Style(color="red"),
+    "warning": Style(color="yellow"),
+    "benign": Style(dim=True, italic=True),
+}
+GUTTER_STYLE = Style(dim=True)
+MARK_STYLE = Style(reverse=True)
+GUTTER = 7  # "123456 "
+
+
+class LogView(ScrollView, can_focus=True):
+    """Shows a ``LogModel``; follows the end unless the user scrolled back."""
+
+    DEFAULT_CSS = """
+    LogView { background: $surface; }
+    """
+
+    def __init__(self, max_lines: int = 10_000, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = LogModel(max_lines)
+        self.marked: int | None = None  # view index highlighted by search / jump
+        self._width = 0
+        self.follow = True
+
+    # -- data in (called by the app on the UI thread) --------------------------
+    def reset(self) -> None:
+        """Empty the pane (a new attempt is shown)."""
+        self.model.clear()
+        self.marked = None
+        self._width = 0
+        self.follow = True
+        self.virtual_size = Size(0, 0)
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    def append(self, lines: list[tuple[int, str, str]]) -> None:
+        """Add ``(line_no, text, kind)`` lines; keep the reader's place unless following."""
+        if not lines:
+            return
+        at_end = self.follow and self.scroll_y >= self.max_scroll_y - 1
+        fell = 0
+        before = self.model.view_len()
+        for no, text, kind in lines:
+            fell += self.model.add(no, text, kind)
+            if len(text) + GUTTER > self._width:
+                self._width = min(len(text) + GUTTER, 4000)
+        if fell and self.marked is not None:
+            self.marked = self.marked - fell if self.marked >= fell else None
+        n = self.model.view_len()
+        self.virtual_size = Size(self._width, n)
+        if at_end:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        elif fell and self.model.filter == "all":
+            # Lines dropped from the front: shift so the same text stays on screen.
+            self.scroll_to(y=max(0, self.scroll_y - fell), animate=False, immediate=True)
+        if n != before or fell or at_end:
+            self.refresh()
+
+    def refilter(self, name: str | None = None) -> str:
+        """Apply filter ``name`` (or the next one); returns the filter shown."""
+        if name is None:
+            name = self.model.next_filter()
+        else:
+            self.model.set_filter(name)
+        self.marked = None
+        self.virtual_size = Size(self._width, self.model.view_len())
+        self.follow = True
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+        return name
+
+    def goto(self, index: int) -> None:
+        """Scroll so view line ``index`` is in the middle, highlighted; stop following."""
+        self.marked = index
+        self.follow = False
+        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self.refresh()
+
+    def follow_end(self) -> None:
+        """Jump to the end and follow new output again."""
+        self.follow = True
+        self.marked = None
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        # A user scroll up stops following; reaching the bottom resumes it.
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value:
+            self.follow = False
+        elif new_value >= self.max_scroll_y:
+            self.follow = True
+
+    @property
+    def top_index(self) -> int:
+        """View index of the first line on screen."""
+        return int(self.scroll_y)
+
+    # -- drawing -------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        """Draw screen row ``y``: gutter with the line number, then the plain text."""
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        line = self.model.view_line(index)
+        if line is None:
+            return Strip.blank(width, base)
+        style = base + KIND_STYLE[line.kind] if line.kind in KIND_STYLE else base
+        if index == self.marked:
+            style = style + MARK_STYLE
+        strip = Strip([Segment(f"{line.no:>6} ", base + GUTTER_STYLE), Segment(line.text, style)])
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
