@@ -242,3 +242,27 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.regenerate", "-i", str(bad), "-o", str(tmp_path / "o.jsonl")],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and f"{bad}:2: record has no 'id'" in r.stderr
+
+
+def test_serve_builds_argv_lists_for_both_backends(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    r = subprocess.run([sys.executable, "-m", "pipeline.serve", "--model", str(gguf), "--port", "8123",
+                        "--ctx", "4096", "--served-model-name", "tgt", "--print-argv"],
+                       check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    argv = json.loads(r.stdout)
+    assert argv[1:3] == ["-m", "llama_cpp.server"]
+    assert argv[3:] == ["--model", str(gguf), "--host", "127.0.0.1", "--port", "8123",
+                        "--model_alias", "tgt", "--n_ctx", "4096"]
+    r = subprocess.run([sys.executable, "-m", "pipeline.serve", "--backend", "vllm", "--model", "/models/t",
+                        "--print-argv", "--", "--tensor-parallel-size", "8"],
+                       check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    argv = json.loads(r.stdout)
+    assert argv[argv.index("serve"):] == ["serve", "/models/t", "--host", "127.0.0.1", "--port", "8000",
+                                          "--tensor-parallel-size", "8"]
+    r = subprocess.run([sys.executable, "-m", "pipeline.serve", "--model", str(tmp_path / "no.gguf")],
+                       check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "no.gguf: GGUF model file not found" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "pipeline.serve", "--port", "0"],
+                       check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("usage: python -m pipeline.serve")
