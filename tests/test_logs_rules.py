@@ -72,6 +72,12 @@ FAMILY_CASES = [
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "fatal", "cuda-error"),
     ("../aten/src/ATen/native/cuda/Indexing.cu:1141: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed. device-side assert triggered", "fatal", "cuda-error"),
     ("Killed", "fatal", "killed"),
+    ("RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.", "fatal", "killed"),
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address.", "fatal", "nccl"),
+    ("RuntimeError: Worker failed with error 'CUDA driver error', please check the stack trace above for the root cause", "fatal", "vllm-engine-dead"),
+    ("huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-x)", "fatal", "missing-model-files"),
+    ("ERROR:    Exception in ASGI application", "benign", "request-error-survived"),
+    ("RuntimeError: DataLoader worker (pid 77) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory.", "fatal", "crash-signal"),
     ("OSError: /models/llama does not appear to have a file named config.json.", "fatal", "missing-model-files"),
     # benign lookalikes
     ("ERROR 03-03 10:00:00 [gpt_oss_triton_kernels_moe.py:60] Failed to import Triton kernels. Please make sure your triton version is compatible. Error: cannot import name 'RoutingData' from 'triton_kernels.routing'", "benign", "triton-kernels-import"),
