@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eagle3tui.logs.rules import load_builtin_rules  # noqa: E402
+from eagle3tui.logs.rules import load_builtin_rules
 
 FATAL_LINES = [
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.25 GiB",
@@ -122,7 +122,7 @@ def run_grep(args: list[str], path: Path, cpu: int) -> tuple[float, float, int] 
     before = os.times()
     p = subprocess.run(
         ["taskset", "-c", str(cpu), *args, str(path)] if shutil.which("taskset") else [*args, str(path)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     after = os.times()
     wall = time.perf_counter() - t

@@ -146,7 +146,7 @@ def test_early_exit_reports_usage_lines(tmp_path: Path) -> None:
     mon = StageLogMonitor(log, rules=RULES, stage="train")
     with open(log, "wb") as out:
         rc = subprocess.run(
-            [sys.executable, str(script), "--data-path", "/data"], stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, str(script), "--data-path", "/data"], stdout=out, stderr=subprocess.STDOUT, check=False
         ).returncode
     assert rc == 2
     ev = mon.poll() + mon.finish(exit_code=rc)
@@ -243,8 +243,7 @@ def test_truncation_mid_monitor_and_counts(tmp_path: Path) -> None:
 def test_progress_events_and_never_ending_bar(tmp_path: Path) -> None:
     p = tmp_path / "bar.log"
     with open(p, "w") as f:
-        for i in range(50):
-            f.write(f"\rgen: {i * 2}%|#   | {i}/50 [00:{i:02d}<00:50, 1.00it/s]")
+        f.writelines(f"\rgen: {i * 2}%|#   | {i}/50 [00:{i:02d}<00:50, 1.00it/s]" for i in range(50))
     m = StageLogMonitor(p, rules=RULES, progress_events=True)
     ev = m.poll()
     # The bar never wrote a newline: its \r segments still update progress.

@@ -96,7 +96,7 @@ FAMILY_CASES = [
 
 @pytest.mark.parametrize(("line", "kind", "rule"), FAMILY_CASES)
 def test_families(rs: RuleSet, line: str, kind: str, rule: str) -> None:
-    worker, rest = split_worker(line)
+    _worker, rest = split_worker(line)
     got = rs.classify(rest)
     assert got is not None, line
     assert (got.kind, got.id) == (kind, rule), line
@@ -237,3 +237,28 @@ def test_regex_fallback_prefilter_matches_aho_corasick(monkeypatch: pytest.Monke
     assert [(x[0], x[1]) for x in a] == [(x[0], x[1]) for x in b]
     for (_, _, ra), (_, _, rb) in zip(a, b):
         assert set(ra) == set(rb)
+
+
+def test_three_scan_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gate groups, the full automaton alone (too many keywords), and the regex fallback."""
+    import random
+
+    rnd = random.Random(3)
+    words = ["".join(rnd.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(8)) for _ in range(300)]
+    many = [{"id": f"u{i}", "pattern": w, "kind": "warning", "explanation": "x"} for i, w in enumerate(words)]
+    text = "\n".join(c[0] for c in FAMILY_CASES) + f"\nplain\n{words[7]} here\n{words[299]}\n"
+    data = text.encode()
+    gated = build_ruleset()
+    assert gated._gates
+    full = build_ruleset(many, "p.toml")
+    assert not full._gates and full.accelerated  # more keywords than gate groups hold
+    monkeypatch.setattr(rules_mod, "_ahocorasick", None)
+    slow = RuleSet(full.rules)
+
+    def ids(rs: RuleSet) -> list[tuple[int, frozenset[str]]]:
+        return [(ls, frozenset(rs.rules[i].id for i in idx)) for ls, _le, idx in rs.scan(data)]
+
+    assert ids(full) == ids(slow)
+    builtin_only = [(ls, s - {f"u{i}" for i in range(300)}) for ls, s in ids(full)]
+    assert [x for x in builtin_only if x[1]] == ids(gated)
+    assert any("u7" in s for _ls, s in ids(full))

@@ -71,28 +71,28 @@ class Rule:
 # Ordinary log text: n-grams found here make poor gates (they would flag
 # healthy lines), so the gate picker avoids them.
 _ORDINARY = (
-    "(Worker_TP0 pid=268417) INFO 02-22 00:33:37 [compressed_tensors_moe.py:199] Using Marlin backend "
-    "(VllmWorker rank=3 pid=10672) DEBUG 02-22 [parallel_state.py:1000] rank 3 in world size 8 is assigned "
-    'INFO:     127.0.0.1:50312 - "POST /v1/chat/completions HTTP/1.1" 200 OK '
-    "Engine 000: Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: Running: 12 reqs "
-    "Waiting: 0 reqs, GPU KV cache usage: 5.0% {'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 2e-05, "
-    "'epoch': 0.5} Loading safetensors checkpoint shards:   6% Completed | 4/64 [01:33<27:17, 27.30s/it] "
-    "Processed prompts: 45%| 450/1000 [00:30<00:36, 15.2it/s, est. speed input: output: toks/s] "
-    "step 100/1000 loss=1.23 lr=2e-05 tokens/s=5000 Starting the model with the following arguments "
-    "Loading weights took seconds Model loading took GiB and seconds Available memory for the "
-    "the of and to in is for on with that this from by as at be are was were will have has not "
-    "request process processed processing information configuration function "
+    b"(Worker_TP0 pid=268417) INFO 02-22 00:33:37 [compressed_tensors_moe.py:199] Using Marlin backend "
+    b"(VllmWorker rank=3 pid=10672) DEBUG 02-22 [parallel_state.py:1000] rank 3 in world size 8 is assigned "
+    b'INFO:     127.0.0.1:50312 - "POST /v1/chat/completions HTTP/1.1" 200 OK '
+    b"Engine 000: Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: Running: 12 reqs "
+    b"Waiting: 0 reqs, GPU KV cache usage: 5.0% {'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 2e-05, "
+    b"'epoch': 0.5} Loading safetensors checkpoint shards:   6% Completed | 4/64 [01:33<27:17, 27.30s/it] "
+    b"Processed prompts: 45%| 450/1000 [00:30<00:36, 15.2it/s, est. speed input: output: toks/s] "
+    b"step 100/1000 loss=1.23 lr=2e-05 tokens/s=5000 Starting the model with the following arguments "
+    b"Loading weights took seconds Model loading took GiB and seconds Available memory for the "
+    b"the of and to in is for on with that this from by as at be are was were will have has not "
+    b"request process processed processing information configuration function "
     # Common English words: a gate inside one would flag ordinary sentences.
-    "found around round sound about after again against also another because been before being "
-    "between both could does doing down during each few further here into itself more most only "
-    "other over same should some such than their them then there these they those through under "
-    "until very what when where which while whom would your ready started starting loaded loading "
-    "complete completed running using used available enabled initialized finished saved saving "
-    "model models server service client connection memory device devices kernel kernels version "
-    "value values default current context output input total time times second seconds minutes "
-    "backend engine worker workers group groups rank ranks world size batch token tokens data "
-    "file files path directory cache compile compiled graph graphs capture captured shape shapes"
-).encode()
+    b"found around round sound about after again against also another because been before being "
+    b"between both could does doing down during each few further here into itself more most only "
+    b"other over same should some such than their them then there these they those through under "
+    b"until very what when where which while whom would your ready started starting loaded loading "
+    b"complete completed running using used available enabled initialized finished saved saving "
+    b"model models server service client connection memory device devices kernel kernels version "
+    b"value values default current context output input total time times second seconds minutes "
+    b"backend engine worker workers group groups rank ranks world size batch token tokens data "
+    b"file files path directory cache compile compiled graph graphs capture captured shape shapes"
+)
 _COMMON = set(b"etaoinsrhlcdu ")
 
 
@@ -285,9 +285,7 @@ class RuleSet:
         """
         hits: dict[int, set[int]] = {}
         ends: dict[int, int] = {}
-        cur_start = -1
         cur_end = -1
-        cur: set[int] = set()
         if self._gates:
             assert self._ac is not None
             kw_rules = self._kw_rules
@@ -311,7 +309,18 @@ class RuleSet:
                     for kw, _s, _e in found:
                         rs.update(kw_rules[kw])
         elif self._ac is not None:
-            matches = self._ac.find_matches_as_indexes(data, overlapping=True)
+            # Too many keywords for the gate groups: one full-automaton pass.
+            kw_rules = self._kw_rules
+            cur: set[int] = set()
+            for kw, start, _end in self._ac.find_matches_as_indexes(data, overlapping=True):
+                if start > cur_end:
+                    cur_start = data.rfind(b"\n", 0, start) + 1
+                    cur_end = data.find(b"\n", start)
+                    if cur_end < 0:
+                        cur_end = len(data)
+                    cur = hits.setdefault(cur_start, set())
+                    ends[cur_start] = cur_end
+                cur.update(kw_rules[kw])
         elif self._kw_rx is not None:
             pos = 0
             rx = self._kw_rx
