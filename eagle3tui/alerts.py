@@ -105,9 +105,17 @@ class Alert:
         return f" | line {line}: {last}" if isinstance(line, int) else f" | {last}"
 
     def dedup_key(self) -> tuple[Any, ...]:
-        """What makes two alerts "the same" for merging: not the time, line number or figures."""
-        return (self.level, self.kind, self.stage, self.attempt, self.message,
-                self.details.get("rule"))
+        """What makes two alerts "the same" for merging: not the time, line number or figures.
+
+        Warnings and info merge by rule and message, so a flood of different
+        lines of one kind (a warning per step) still merges; a critical alert
+        also keys on its log text, because two different fatal errors both matter.
+        """
+        key: tuple[Any, ...] = (self.level, self.kind, self.stage, self.attempt, self.message,
+                                self.details.get("rule"))
+        if self.level == "critical":
+            key += (str(self.details.get("text", ""))[-500:],)
+        return key
 
 
 class AlertLog:

@@ -159,7 +159,7 @@ def test_missing_executable_and_failing_command_are_reported(tmp_path: Path) -> 
 
 
 def test_build_hub_wires_notifier_from_config_and_reports_through_the_hub(tmp_path: Path) -> None:
-    argv, out = _recorder(tmp_path)
+    _argv, out = _recorder(tmp_path)
     fail = tmp_path / "fail.py"
     fail.write_text("import sys; sys.exit(5)\n")
     cfg_path = tmp_path / "pipeline.toml"
