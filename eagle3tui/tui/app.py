@@ -121,14 +121,12 @@ class LogTarget:
 
 def classify_line(rules: RuleSet | None, text: str, stage: str) -> str:
     """The rule kind of one log line ("" when no rule matches)."""
+    if "Traceback (most recent call last)" in text:
+        return "error"  # the builtin rule calls it info; in the pane it marks a crash
     if rules is None:
         return ""
     rule = rules.classify(text, stage)
-    if rule is not None:
-        return rule.kind
-    if text.startswith("Traceback (most recent call last)"):
-        return "error"
-    return ""
+    return rule.kind if rule is not None else ""
 
 
 class EagleApp(App[int]):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -43,40 +44,52 @@ class LogView(ScrollView, can_focus=True):
         self.marked: int | None = None  # view index highlighted by search / jump
         self._width = 0
         self.follow = True
+        self._internal = False
 
     # -- data in (called by the app on the UI thread) --------------------------
+    def _scroll_internal(self, y: int) -> None:
+        """Scroll without the move counting as the user's (which would stop following)."""
+        self._internal = True
+        try:
+            self.scroll_to(y=max(0, y), animate=False, immediate=True)
+        finally:
+            self._internal = False
+
+    def _to_end(self) -> None:
+        self._scroll_internal(self.max_scroll_y)
+
     def reset(self) -> None:
         """Empty the pane (a new attempt is shown)."""
         self.model.clear()
         self.marked = None
         self._width = 0
-        self.follow = True
         self.virtual_size = Size(0, 0)
-        self.scroll_to(0, 0, animate=False, immediate=True)
+        self._scroll_internal(0)
+        self.follow = True
         self.refresh()
 
     def append(self, lines: list[tuple[int, str, str]]) -> None:
         """Add ``(line_no, text, kind)`` lines; keep the reader's place unless following."""
         if not lines:
             return
-        at_end = self.follow and self.scroll_y >= self.max_scroll_y - 1
         fell = 0
-        before = self.model.view_len()
         for no, text, kind in lines:
             fell += self.model.add(no, text, kind)
             if len(text) + GUTTER > self._width:
                 self._width = min(len(text) + GUTTER, 4000)
         if fell and self.marked is not None:
             self.marked = self.marked - fell if self.marked >= fell else None
-        n = self.model.view_len()
-        self.virtual_size = Size(self._width, n)
-        if at_end:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.virtual_size = Size(self._width, self.model.view_len())
+        if self.follow:
+            self._to_end()
         elif fell and self.model.filter == "all":
             # Lines dropped from the front: shift so the same text stays on screen.
-            self.scroll_to(y=max(0, self.scroll_y - fell), animate=False, immediate=True)
-        if n != before or fell or at_end:
-            self.refresh()
+            self._scroll_internal(int(self.scroll_y) - fell)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        if self.follow:
+            self.call_after_refresh(self._to_end)
 
     def refilter(self, name: str | None = None) -> str:
         """Apply filter ``name`` (or the next one); returns the filter shown."""
@@ -87,7 +100,7 @@ class LogView(ScrollView, can_focus=True):
         self.marked = None
         self.virtual_size = Size(self._width, self.model.view_len())
         self.follow = True
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self._to_end()
         self.refresh()
         return name
 
@@ -95,19 +108,57 @@ class LogView(ScrollView, can_focus=True):
         """Scroll so view line ``index`` is in the middle, highlighted; stop following."""
         self.marked = index
         self.follow = False
-        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self._scroll_internal(index - self.size.height // 2)
         self.refresh()
 
     def follow_end(self) -> None:
         """Jump to the end and follow new output again."""
         self.follow = True
         self.marked = None
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self._to_end()
         self.refresh()
 
+    # Keyboard and wheel scrolling: decide "following" from the user's intent
+    # at once, and move without animation, so new output arriving mid-animation
+    # cannot snap the view back to the end.
+    def _user_scroll(self, dy: int) -> None:
+        if dy < 0:
+            self.follow = False
+        self._scroll_internal(int(self.scroll_y) + dy)
+        if dy > 0 and self.scroll_y >= self.max_scroll_y:
+            self.follow = True
+
+    def action_scroll_up(self) -> None:
+        self._user_scroll(-1)
+
+    def action_scroll_down(self) -> None:
+        self._user_scroll(1)
+
+    def action_page_up(self) -> None:
+        self._user_scroll(-max(1, self.size.height - 1))
+
+    def action_page_down(self) -> None:
+        self._user_scroll(max(1, self.size.height - 1))
+
+    def action_scroll_home(self) -> None:
+        self._user_scroll(-int(self.scroll_y) - 1)
+
+    def action_scroll_end(self) -> None:
+        self.follow_end()
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self._user_scroll(-3)
+
+    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self._user_scroll(3)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        # A user scroll up stops following; reaching the bottom resumes it.
+        # A user scroll up stops following; scrolling back to the bottom resumes it.
         super().watch_scroll_y(old_value, new_value)
+        if self._internal:
+            return
         if new_value < old_value:
             self.follow = False
         elif new_value >= self.max_scroll_y:
