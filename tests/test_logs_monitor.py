@@ -310,3 +310,18 @@ def test_rotation_mid_monitor_line_numbers(tmp_path: Path) -> None:
     ev = m.poll()
     assert [(e.line, e.rule) for e in ev] == [(3, "killed"), (4, "error-line"), (2, "crash-signal")]
     assert m.line_no == 2
+
+
+def test_traceback_interrupted_by_other_output(tmp_path: Path) -> None:
+    p = tmp_path / "i.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\n'
+        "INFO 01-01 00:00:00 [api.py:1] request done\n"
+        "Segmentation fault (core dumped)\n"
+    )
+    _, ev = _run(p, exit_code=139)
+    got = [(e.line, e.end_line, e.kind, e.rule) for e in ev if e.rule != "early-exit"]
+    assert (4, 4, "fatal", "crash-signal") in got
+    tb = [g for g in got if g[0] == 1]
+    assert tb == [(1, 2, "fatal", "traceback")]

@@ -148,6 +148,12 @@ class _Pending:
     progress_after: bool = False
 
 
+def _looks_like_exception(line: str) -> bool:
+    """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``."""
+    head = line.split(":", 1)[0].strip()
+    return 0 < len(head) <= 120 and all(part.isidentifier() for part in head.split("."))
+
+
 def _fmt_s(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -587,10 +593,16 @@ class StageLogMonitor:
             return False
         if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
             return True
-        # The first unindented line is the exception line ("KeyError: 'x'").
         del self._tb[worker]
-        self._close_traceback(tb, body.strip(), no)
-        return True
+        if _looks_like_exception(body):
+            # The first unindented line is the exception line ("KeyError: 'x'").
+            self._close_traceback(tb, body.strip(), no)
+            return True
+        # Something else interrupted it (another process writing to the same
+        # log, a truncated traceback): close it without an exception line and
+        # let this line be read on its own.
+        self._close_traceback(tb, tb.first_text, no - 1)
+        return False
 
     def _close_traceback(self, tb: _OpenTraceback, exc_line: str, end: int) -> None:
         rule = self.rules.classify(exc_line, self.stage)
