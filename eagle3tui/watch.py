@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,6 +36,8 @@ from eagle3tui.textsafe import printable
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 _OBSERVE_POLL_S = 0.05
+_FINISHED_CHECK_S = 0.5
+_FINISHED_GRACE_S = 1.5
 _DONE = (StageState.SUCCEEDED, StageState.SKIPPED)
 
 
@@ -200,6 +203,8 @@ class Watch:
             self._started = True
             reply = send_command(self.config, "start", all=True)
             self.say("start --all: " + "; ".join(str(reply.get("message", "")).splitlines()))
+        finished_since: float | None = None
+        next_check = 0.0
         while not self.stop.is_set():
             self._relay(tail)
             if not lock_held(self.state_dir):
@@ -207,6 +212,19 @@ class Watch:
                 if self._work_left():
                     return None
                 return self._outcome()
+            now = time.monotonic()
+            if now >= next_check:
+                # A driver that stays up when idle (a TUI's) never lets go of the
+                # lock: the pipeline is finished when nothing is left for a while
+                # (the grace lets the driver write the last alerts first).
+                next_check = now + _FINISHED_CHECK_S
+                if self._work_left():
+                    finished_since = None
+                elif finished_since is None:
+                    finished_since = now
+                elif now - finished_since >= _FINISHED_GRACE_S:
+                    self._relay(tail)
+                    return self._outcome()
             self.stop.wait(_OBSERVE_POLL_S)
         self._relay(tail)
         self.say(f"stopped watching ({self.signal_name or 'signal'}); the driver (pid "

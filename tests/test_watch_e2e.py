@@ -371,3 +371,35 @@ def test_nothing_wanted_exits_0_and_says_what_to_do(pipeline: Pipeline) -> None:
     assert w.wait() == 0, w.text()
     assert "--run-all" in w.lines()[-1]
     assert not (p.state_dir / "runs").exists() or not list((p.state_dir / "runs").iterdir())
+
+
+@pytest.mark.parametrize("command,rc", [("sleep 1; echo ok", 0), ("sleep 1; exit 4", 1)])
+def test_observer_exits_when_finished_although_the_driver_stays_up(
+        pipeline: Pipeline, command: str, rc: int) -> None:
+    """A TUI's driver does not exit when idle: the observer must still notice the end."""
+    import threading
+
+    from eagle3tui.config import load_config
+    from eagle3tui.driver import Driver
+
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "job"
+        command = ["sh", "-c", {json.dumps(command)}]
+    """)
+    driver = Driver(load_config(p.config), exit_when_idle=False)
+    stop = threading.Event()
+    t = threading.Thread(target=driver.run, args=(stop,), daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: (p.state_dir / "commands").exists(), timeout=20, what="driver up")
+        w = Watch(p, "--run-all")
+        assert w.wait() == rc, w.text()
+        out = w.text()
+        assert "observing" in out
+        assert ("stage-succeeded" if rc == 0 else "stage-failed") in out
+        assert t.is_alive()  # the driver is still up: the watch did not wait for the lock
+    finally:
+        stop.set()
+        t.join(timeout=10)
+        driver.alert_log.close()
