@@ -283,9 +283,11 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
                   f"use one of: {', '.join(sorted(PIPELINE_KEYS))}")
     config_dir = path.parent
     name = str(pipe.get("name", config_dir.name or "pipeline"))
-    state_dir_raw = pipe.get("state_dir", ".eagle3tui")
-    state_dir = (config_dir / str(state_dir_raw)).resolve() if not os.path.isabs(str(state_dir_raw)) \
-        else Path(str(state_dir_raw))
+    state_dir_raw = _substitute(str(pipe.get("state_dir", ".eagle3tui")),
+                                {"config_dir": str(config_dir), **{k: str(v) for k, v in overrides.items()}},
+                                b, "pipeline.state_dir", b.loc.key_line("pipeline", "state_dir"))
+    state_dir = (config_dir / state_dir_raw).resolve() if not os.path.isabs(state_dir_raw) \
+        else Path(state_dir_raw)
 
     def duration(value: Any, key: str, line: int | None, default: float | None) -> float | None:
         if value is None:
