@@ -7,6 +7,14 @@ BIN := $(VENV)/bin
 # CPU torch: this exact version resolves to a local CPU wheel; an unpinned torch
 # would pull a multi-GB CUDA build.
 TORCH ?= torch==2.13.0
+# llama.cpp's server (the demo's CPU inference server) builds from source. A
+# native build may use CPU features (AMX, AVX-512) that a VM or sandbox does
+# not allow, and then dies with SIGILL on the first request: build a portable
+# AVX2 wheel once, outside the tree, and install that.
+LLAMA_CPP := llama-cpp-python==0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+WHEELHOUSE ?= $(HOME)/.cache/eagle3tui/wheels
 
 .PHONY: run test bench clean
 
@@ -14,9 +22,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(WHEELHOUSE)/.llama-cpp-0.3.36-portable: | $(BIN)/python
+	mkdir -p $(WHEELHOUSE)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir \
+	    "$(LLAMA_CPP)" -w $(WHEELHOUSE)
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(WHEELHOUSE)/.llama-cpp-0.3.36-portable | $(BIN)/python
 	$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[pipeline,demo,test]"
+	$(BIN)/python -m pip install -q --find-links $(WHEELHOUSE) -e ".[pipeline,demo,test]"
 	@if ! command -v tmux >/dev/null 2>&1; then \
 	    (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null 2>&1 || \
 	    echo "note: tmux not installed; the tmux test will be skipped"; fi
