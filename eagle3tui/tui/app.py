@@ -676,10 +676,16 @@ class EagleApp(App[int]):
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
 
-    def goodbye(self) -> str:
-        """What to print after the app exits: what keeps running and how to come back."""
+    def goodbye(self, config_arg: str | None = None) -> str:
+        """What to print after the app exits: what keeps running and how to come back.
+
+        ``config_arg`` is the ``--config`` value as the user typed it (default:
+        the absolute path), so the command shown works from where they are.
+        """
         active = [s.name for s in self.statuses if s.state.active]
-        cfg = shlex.quote(str(self.config.path))
+        cfg = shlex.quote(config_arg or str(self.config.path))
+        for k, v in self.config.overrides.items():
+            cfg += " --set " + shlex.quote(f"{k}={v}")
         if active:
             drv = f" (driver pid {self.driver_pid})" if self.driver_pid else ""
             return (f"eagle3tui: {len(active)} stage(s) keep running{drv}: {', '.join(active)}.\n"
@@ -764,5 +770,5 @@ def run_tui(args: Any) -> int:
         return 2
     app = EagleApp(config)
     rc = app.run()
-    print(app.goodbye())
+    print(app.goodbye(str(args.config)))
     return int(rc or 0)
