@@ -148,12 +148,15 @@ class Watch:
                 self._started = True
                 reply = driver.execute({"op": "start", "all": True})
                 self.say("start --all: " + "; ".join(reply["message"].splitlines()))
-            if took_over:
+            # Stages running while nobody holds the lock: their driver was lost.
+            orphans = [s.name for s in self._statuses() if s.state.active]
+            if took_over or orphans:
                 hub.emit(Alert("warning", "driver-reacquired",
                                f"the driver of {self.state_dir} went away while stages were "
-                               "running or wanted; this watch (pid "
-                               f"{os.getpid()}) took over", details={"pid": os.getpid()}))
-            else:
+                               f"running or wanted ({', '.join(orphans) or 'queued stages'}); "
+                               f"this watch (pid {os.getpid()}) took over",
+                               details={"pid": os.getpid(), "running": orphans}))
+            if not took_over:
                 self.say(f"driving {self.config.path} (state in {self.state_dir}, pid {os.getpid()})")
             rc = driver.run(self.stop)
         finally:

@@ -18,6 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import Pipeline, wait_for
 
@@ -47,6 +48,23 @@ class Watch:
 
     def lines(self) -> list[str]:
         return self.text().splitlines()
+
+
+def gated(p: Pipeline, then: str) -> str:
+    """A shell command that waits until the test opens its gate (no timing races)."""
+    gate = p.root / "gate"
+    return json.dumps(f"while [ ! -e '{gate}' ]; do sleep 0.05; done; {then}")
+
+
+def open_gate(p: Pipeline) -> None:
+    (p.root / "gate").touch()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def kinds(p: Pipeline, stage: str | None = None) -> list[str]:
@@ -146,10 +164,10 @@ def test_stall_is_alerted(pipeline: Pipeline) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_exits_130_and_stages_keep_running(pipeline: Pipeline, sig: int) -> None:
-    p = pipeline.write("""
+    p = pipeline.write(f"""
         [[stage]]
         name = "long"
-        command = ["sh", "-c", "sleep 2; echo long done"]
+        command = ["sh", "-c", {gated(pipeline, "echo long done")}]
         [[stage]]
         name = "after"
         command = ["sh", "-c", "echo after done"]
@@ -161,6 +179,7 @@ def test_signal_exits_130_and_stages_keep_running(pipeline: Pipeline, sig: int) 
     assert w.wait() == 130, w.text()
     last = w.lines()[-1]
     assert "keep running" in last and "long" in last and "status" in last, last
+    open_gate(p)
     # A detached driver took over: the running stage finishes and the next one runs.
     wait_for(lambda: "stage-succeeded" in kinds(p, "after"), timeout=40,
              what="the pipeline to go on after the watch left")
@@ -168,15 +187,17 @@ def test_signal_exits_130_and_stages_keep_running(pipeline: Pipeline, sig: int) 
 
 
 def test_second_watch_observes_and_exits_with_the_pipeline(pipeline: Pipeline) -> None:
-    p = pipeline.write("""
+    p = pipeline.write(f"""
         [[stage]]
         name = "slow"
-        command = ["sh", "-c", "sleep 2; echo done"]
+        command = ["sh", "-c", {gated(pipeline, "echo done")}]
     """)
     driving = Watch(p, "--run-all", name="driving")
     wait_for(lambda: "stage-started" in kinds(p), timeout=30, what="slow to start")
     mirror = p.root / "observed.jsonl"
     observing = Watch(p, "--alerts", str(mirror), name="observing")
+    wait_for(lambda: "observing" in observing.text(), timeout=30, what="second watch to observe")
+    open_gate(p)
     assert driving.wait() == 0, driving.text()
     assert observing.wait() == 0, observing.text()
     out = observing.text()
@@ -187,18 +208,19 @@ def test_second_watch_observes_and_exits_with_the_pipeline(pipeline: Pipeline) -
 
 
 def test_watch_takes_over_when_the_driver_is_lost(pipeline: Pipeline) -> None:
-    p = pipeline.write("""
+    p = pipeline.write(f"""
         [[stage]]
         name = "slow"
-        command = ["sh", "-c", "sleep 3; echo done"]
+        command = ["sh", "-c", {gated(pipeline, "echo done")}]
     """)
     p.cli("start", "--all", check=True)  # a detached driver
     wait_for(lambda: "stage-started" in kinds(p), timeout=30, what="slow to start")
     w = Watch(p)
     wait_for(lambda: "observing" in w.text(), timeout=30, what="watch to observe")
     os.kill(p.driver_pid(), signal.SIGKILL)
+    wait_for(lambda: "driver-reacquired" in kinds(p), timeout=30, what="the watch to take over")
+    open_gate(p)
     assert w.wait() == 0, w.text()
-    assert "driver-reacquired" in kinds(p)
     assert kinds(p, "slow")[-1] == "stage-succeeded"
 
 
@@ -373,7 +395,7 @@ def test_nothing_wanted_exits_0_and_says_what_to_do(pipeline: Pipeline) -> None:
     assert not (p.state_dir / "runs").exists() or not list((p.state_dir / "runs").iterdir())
 
 
-@pytest.mark.parametrize("command,rc", [("sleep 1; echo ok", 0), ("sleep 1; exit 4", 1)])
+@pytest.mark.parametrize("command,rc", [("echo ok", 0), ("exit 4", 1)])
 def test_observer_exits_when_finished_although_the_driver_stays_up(
         pipeline: Pipeline, command: str, rc: int) -> None:
     """A TUI's driver does not exit when idle: the observer must still notice the end."""
@@ -385,7 +407,7 @@ def test_observer_exits_when_finished_although_the_driver_stays_up(
     p = pipeline.write(f"""
         [[stage]]
         name = "job"
-        command = ["sh", "-c", {json.dumps(command)}]
+        command = ["sh", "-c", {gated(pipeline, command)}]
     """)
     driver = Driver(load_config(p.config), exit_when_idle=False)
     stop = threading.Event()
@@ -394,6 +416,8 @@ def test_observer_exits_when_finished_although_the_driver_stays_up(
     try:
         wait_for(lambda: (p.state_dir / "commands").exists(), timeout=20, what="driver up")
         w = Watch(p, "--run-all")
+        wait_for(lambda: "stage-started" in w.text(), timeout=30, what="the observer to see the start")
+        open_gate(p)
         assert w.wait() == rc, w.text()
         out = w.text()
         assert "observing" in out
@@ -403,3 +427,23 @@ def test_observer_exits_when_finished_although_the_driver_stays_up(
         stop.set()
         t.join(timeout=10)
         driver.alert_log.close()
+
+
+def test_watch_started_after_a_lost_driver_reattaches_and_says_so(pipeline: Pipeline) -> None:
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "slow"
+        command = ["sh", "-c", {gated(pipeline, "echo done")}]
+    """)
+    p.cli("start", "--all", check=True)
+    wait_for(lambda: "stage-started" in kinds(p), timeout=30, what="slow to start")
+    pid = p.driver_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: _gone(pid), timeout=10, what="driver gone")
+    w = Watch(p)
+    wait_for(lambda: "driver-reacquired" in kinds(p), timeout=30, what="the watch to reattach")
+    open_gate(p)
+    assert w.wait() == 0, w.text()
+    re_alert = one(p, "driver-reacquired")
+    assert re_alert["details"]["running"] == ["slow"]
+    assert kinds(p, "slow")[-1] == "stage-succeeded"
