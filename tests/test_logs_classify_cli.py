@@ -121,3 +121,24 @@ def test_control_characters_in_summary_are_escaped(tmp_path: Path) -> None:
     assert r.returncode == 0
     assert "\x07" not in r.stdout and "\x1b" not in r.stdout
     assert "\\x07" in r.stdout
+
+
+def test_golden_summaries() -> None:
+    """The readable summary, byte for byte (regenerate with the command in the golden file's test)."""
+    root = Path(__file__).resolve().parent.parent
+    for name in ("issues/seed_extraction", "issues/vllm_engine_dead", "captured_traceback_chained"):
+        r = subprocess.run(
+            [sys.executable, "-m", "eagle3tui.logs.classify_cli", "--estimate", "22m", f"tests/fixtures/logs/{name}.log"],
+            capture_output=True, text=True, cwd=root, check=False,
+        )
+        golden = (FIX / "golden" / (Path(name).name + ".txt")).read_text()
+        assert r.stdout == golden, name
+
+
+def test_repeated_fatal_lines_are_capped_in_summary(tmp_path: Path) -> None:
+    p = tmp_path / "many.log"
+    p.write_text("".join(f"[rank{i}]: torch.OutOfMemoryError: CUDA out of memory.\n" for i in range(8)))
+    r = classify(str(p))
+    assert r.returncode == 1
+    assert r.stdout.count("(oom)") == 5
+    assert "… and 3 more oom event(s)" in r.stdout

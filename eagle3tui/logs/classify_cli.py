@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage", help="stage name, for rules limited to some stages")
 
 
+_MAX_FATAL_PER_RULE = 5
+
+
 def _fmt(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -68,13 +71,23 @@ def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all
     fatal = [e for e in events if e.kind == "fatal"]
     if fatal:
         out.write("\nFATAL\n")
+        shown: dict[str, int] = defaultdict(int)
+        hidden: dict[str, int] = defaultdict(int)
         for e in fatal:
+            # A log can repeat one fatal error per worker or per retry: show
+            # the first few of each rule, count the rest.
+            if shown[e.rule] >= _MAX_FATAL_PER_RULE:
+                hidden[e.rule] += 1
+                continue
+            shown[e.rule] += 1
             where = f"line {e.line}" if e.end_line == e.line else f"lines {e.line}-{e.end_line}"
             who = f" [{e.worker}]" if e.worker else ""
             out.write(f"  {where}{who} ({e.rule}): {_one_line(e.text)}\n")
             out.write(f"    {e.explanation}\n")
             if e.action:
                 out.write(f"    fix: {e.action}\n")
+        for rule, n in hidden.items():
+            out.write(f"  … and {n} more {rule} event(s) (--json lists all)\n")
     for kind in ("warning", "benign") + (("info",) if show_all else ()):
         group: dict[str, list[LogEvent]] = defaultdict(list)
         for e in events:

@@ -483,10 +483,15 @@ class StageLogMonitor:
                             self._open_traceback(worker, no, rest)
                             # "Scheduler hit an exception: Traceback (...)":
                             # the words before the traceback can say more.
-                            head = rest.split("Traceback (most recent call last)", 1)[0]
+                            head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
                             if len(head.strip()) > 3:
                                 hr = self.rules.classify(head, self.stage)
-                                if hr is not None and hr.id != "traceback" and hr.kind != "info":
+                                if (
+                                    hr is not None
+                                    and hr.id != "traceback"
+                                    and hr.kind != "info"
+                                    and hr.id not in _GENERIC_RULES
+                                ):
                                     self._rule_event(hr, rest, worker, no)
                         continue
                     self._rule_event(rule, rest, worker, no)
