@@ -378,7 +378,6 @@ class Driver:
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
         if st.state == StageState.SUCCEEDED:
-            w.record_duration(duration)
             self._alert("info", "stage-succeeded", st.reason or f"succeeded in {duration:.0f}s", rec,
                         **details)
         elif st.state == StageState.STOPPED:

@@ -18,6 +18,7 @@ from typing import Any
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.rules import RuleSet, build_ruleset
 from eagle3tui.records import RunRecord
@@ -43,16 +44,14 @@ class StageWatch:
         self.state_dir = Path(state_dir)
         self.seen_path = Path(str(state_dir / "runs" / stage.name / f"{rec.attempt:04d}") + ".watch.json")
         self.alerted_line = self._load_seen()
-        estimate = stage.estimate_s
-        history = self._history()
-        if estimate is None and history:
-            estimate = sorted(history)[len(history) // 2]
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
         self._ready_hit = False
         self.monitor = StageLogMonitor(
             rec.log, offset=rec.log_offset, rules=rules, stage=stage.name,
-            estimate_s=estimate, drift_threshold=config.drift_threshold,
+            # Without an estimate, the median of this stage's past durations.
+            estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
+            drift_threshold=config.drift_threshold,
             stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at)
         self._stalled_at: float | None = None
         self.benign_seen: set[str] = set()
@@ -70,21 +69,6 @@ class StageWatch:
         if line > self.alerted_line:
             self.alerted_line = line
             atomic_write_json(self.seen_path, {"alerted_line": line}, fsync=False)
-
-    def _history_path(self) -> Path:
-        return self.state_dir / "history" / f"{self.stage.name}.json"
-
-    def _history(self) -> list[float]:
-        try:
-            data = json.loads(self._history_path().read_text())
-            return [float(x) for x in data.get("durations_s", [])][-20:]
-        except (OSError, ValueError, AttributeError, TypeError):
-            return []
-
-    def record_duration(self, seconds: float) -> None:
-        """Remember a successful attempt's duration; the median is the default estimate."""
-        hist = self._history() + [round(seconds, 3)]
-        atomic_write_json(self._history_path(), {"durations_s": hist[-20:]}, fsync=False)
 
     # -- polling -------------------------------------------------------------
     def poll(self, now: float | None = None) -> list[AlertTuple]:

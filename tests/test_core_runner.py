@@ -47,7 +47,7 @@ def test_driver_killed_mid_run_reattaches_and_continues(pipeline):
     pipeline.write(f"""
         [[stage]]
         name = "first"
-        command = ["sh", "-c", "sleep 2; echo one > {out}.1"]
+        command = ["sh", "-c", "sleep 6; echo one > {out}.1"]
         outputs = ["{out}.1"]
 
         [[stage]]
