@@ -86,8 +86,7 @@ def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all
             out.write(f"    {e.explanation}\n")
             if e.action:
                 out.write(f"    fix: {e.action}\n")
-        for rule, n in hidden.items():
-            out.write(f"  … and {n} more {rule} event(s) (--json lists all)\n")
+        out.writelines(f"  … and {n} more {rule} event(s) (--json lists all)\n" for rule, n in hidden.items())
     for kind in ("warning", "benign") + (("info",) if show_all else ()):
         group: dict[str, list[LogEvent]] = defaultdict(list)
         for e in events:

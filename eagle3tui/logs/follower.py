@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+
 # ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
 # its repeated classes are disjoint from what follows them ([0-?] then [ -/]
 # then one final byte in [@-~]), so a failed attempt gives back at most the
@@ -126,7 +127,7 @@ class LogFollower:
             self._fh.close()  # type: ignore[attr-defined]
             self._fh = None
 
-    def __enter__(self) -> LogFollower:
+    def __enter__(self) -> LogFollower:  # noqa: PYI034 - typing.Self needs 3.11
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -471,7 +472,7 @@ class LogWatcher:
             self._thread = None
         self.mode = "stopped"
 
-    def __enter__(self) -> LogWatcher:
+    def __enter__(self) -> LogWatcher:  # noqa: PYI034 - typing.Self needs 3.11
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
