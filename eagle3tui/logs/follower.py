@@ -21,7 +21,6 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-
 # ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
 # its repeated classes are disjoint from what follows them ([0-?] then [ -/]
 # then one final byte in [@-~]), so a failed attempt gives back at most the
