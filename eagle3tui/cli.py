@@ -175,6 +175,13 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
             f"{format_duration(eta.get('remaining_s')) if eta.get('remaining_s') is not None else '':>8} "
             f"{(f'{drift:+.0%}' if drift is not None else ''):>6}  {printable(note)}")
+        shown: list[str] = []
+        for err in s.get("errors") or []:
+            last = (str(err.get("text", "")).splitlines() or [""])[-1]
+            if last and last not in shown:
+                shown.append(last)
+        for text in shown[-2:]:
+            lines.append(f"{'':14}   {printable(text)[:110]}")
     for p in snap.get("problems", []):
         lines.append(f"warning: {printable(p)}")
     return "\n".join(lines)

@@ -384,6 +384,9 @@ class Driver:
             self._alert("info", "stage-stopped", st.reason or "stopped", rec, **details)
         elif st.state == StageState.FAILED:
             details["last_errors"] = w.tail_errors(8)
+            # Kept with the record so every front end can show why, later too.
+            rec.extra["last_errors"] = details["last_errors"][-3:]
+            self.store.save(rec)
             if st.hint:
                 details["hint"] = st.hint
             msg = f"failed: {st.reason}" + (f" — {st.hint}" if st.hint else "")

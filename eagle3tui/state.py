@@ -95,6 +95,8 @@ class StageStatus:
     ready: bool | None = None
     reason: str = ""
     hint: str = ""
+    # For a failed attempt: the last error events of its log (line, rule, text).
+    errors: list[dict[str, Any]] = field(default_factory=list)
     live: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self, now: float | None = None) -> float | None:
@@ -171,6 +173,8 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.log = rec.log
             st.log_offset = rec.log_offset
             st.state, st.reason, st.hint = record_state(rec, stage)
+            if st.state == StageState.FAILED:
+                st.errors = list(rec.extra.get("last_errors", []))
             if stage.is_service:
                 st.ready = bool(rec.extra.get("ready_at")) if st.state.active else None
         if stage.name in intent.skipped and not st.state.active:
