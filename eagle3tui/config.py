@@ -283,11 +283,6 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
                   f"use one of: {', '.join(sorted(PIPELINE_KEYS))}")
     config_dir = path.parent
     name = str(pipe.get("name", config_dir.name or "pipeline"))
-    state_dir_raw = _substitute(str(pipe.get("state_dir", ".eagle3tui")),
-                                {"config_dir": str(config_dir), **{k: str(v) for k, v in overrides.items()}},
-                                b, "pipeline.state_dir", b.loc.key_line("pipeline", "state_dir"))
-    state_dir = (config_dir / state_dir_raw).resolve() if not os.path.isabs(state_dir_raw) \
-        else Path(state_dir_raw)
 
     def duration(value: Any, key: str, line: int | None, default: float | None) -> float | None:
         if value is None:
@@ -313,7 +308,6 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     # Variables: builtins, then [vars], then --set overrides.
     variables: dict[str, str] = {
         "config_dir": str(config_dir),
-        "state_dir": str(state_dir),
         "python": sys.executable,
     }
     raw_vars = raw.get("vars", {})
@@ -336,6 +330,13 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         if k in raw_vars or k in overrides:
             variables[k] = _substitute(variables[k], variables, b, f"vars.{k}",
                                        b.loc.key_line("vars", k))
+    # The state directory may use vars too (e.g. "{out}/.eagle3tui"); stage
+    # commands may then refer to it as {state_dir}.
+    state_dir_raw = _substitute(str(pipe.get("state_dir", ".eagle3tui")), variables, b,
+                                "pipeline.state_dir", b.loc.key_line("pipeline", "state_dir"))
+    state_dir = (config_dir / state_dir_raw).resolve() if not os.path.isabs(state_dir_raw) \
+        else Path(state_dir_raw)
+    variables["state_dir"] = str(state_dir)
 
     raw_stages = raw.get("stage", [])
     if not isinstance(raw_stages, list):
