@@ -289,23 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Subcommands implemented in their own modules."""
-    try:
-        from eagle3tui.logs import classify_cli
-    except ImportError:
-        classify_cli = None  # type: ignore[assignment]
-    if classify_cli is not None:
-        p = sub.add_parser("classify", help="classify a log offline: events, progress, ETA drift")
-        classify_cli.add_arguments(p)
-        p.set_defaults(func=classify_cli.run, needs_config=False)
-    try:
-        from eagle3tui.gpu import gpus_cli
-    except ImportError:
-        gpus_cli = None  # type: ignore[assignment]
-    if gpus_cli is not None:
-        p = sub.add_parser("gpus", help="per-GPU memory and which stage holds it")
-        common(p)
-        gpus_cli.add_arguments(p)
-        p.set_defaults(func=_gpus)
+    from eagle3tui.gpu import gpus_cli
+    from eagle3tui.logs import classify_cli
+
+    p = sub.add_parser("classify", help="classify a log offline: events, progress, ETA drift")
+    classify_cli.add_arguments(p)
+    p.set_defaults(func=classify_cli.run)
+    p = sub.add_parser("gpus", help="per-GPU memory and which stage holds it")
+    common(p)
+    gpus_cli.add_arguments(p)
+    p.set_defaults(func=_gpus)
 
 
 def _gpus(args: argparse.Namespace) -> int:
