@@ -242,8 +242,7 @@ async def test_reattach_shows_a_stage_started_by_the_cli(pipeline) -> None:
                        "the stage's output from its first line")
         assert app.logview.model.lines[0].no == 1
         assert any(a.get("kind") == "stage-started" for a in app.alerts_panel.alerts)
-        row = app.table.get_row("serve")
-        assert row[1].plain == "running"
+        assert app.table.rows["serve"]["state"].plain == "running"
         await pilot.press("q")
     assert "keep running" in app.goodbye()
     assert "eagle3tui --config" in app.goodbye()

@@ -35,12 +35,12 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from eagle3tui.config import PipelineConfig
 from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
-from eagle3tui.logs.follower import LogFollower, split_segments
+from eagle3tui.logs.follower import Chunk, LogFollower, split_segments
 from eagle3tui.logs.rules import RuleSet
 from eagle3tui.records import RunStore
 from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses, read_live
@@ -119,14 +119,38 @@ class LogTarget:
         return f"{self.stage}#{self.attempt}:{self.run_id}"
 
 
-def classify_line(rules: RuleSet | None, text: str, stage: str) -> str:
-    """The rule kind of one log line ("" when no rule matches)."""
-    if "Traceback (most recent call last)" in text:
-        return "error"  # the builtin rule calls it info; in the pane it marks a crash
-    if rules is None:
-        return ""
-    rule = rules.classify(text, stage)
-    return rule.kind if rule is not None else ""
+def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str) -> list[tuple[int, str, str]]:
+    """``(line_no, text, kind)`` for a chunk: each line's latest ``\\r`` segment.
+
+    Only lines the rule set's one-pass keyword scan flags meet the regexes.
+    """
+    flagged: dict[int, tuple[int, ...]] = {}
+    if rules is not None and chunk.data:
+        flagged = {start: idx for start, _end, idx in rules.scan(chunk.data)}
+    out: list[tuple[int, str, str]] = []
+    no = chunk.first_no
+    pos = 0
+    data = chunk.data
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        text = data[pos:end].decode("utf-8", "replace")
+        segs = split_segments(text)
+        shown = segs[-1] if segs else ""
+        kind = ""
+        if "Traceback (most recent call last)" in shown:
+            kind = "error"  # the builtin rule calls it info; in the pane it marks a crash
+        elif pos in flagged and rules is not None:
+            rule = rules.classify(shown, stage, flagged[pos])
+            kind = rule.kind if rule is not None else ""
+        out.append((no, shown, kind))
+        no += 1
+        pos = end + 1
+    if chunk.updates:
+        last = chunk.updates[-1]
+        out.append((last.no, last.text, ""))
+    return out
 
 
 class EagleApp(App[int]):
@@ -172,7 +196,7 @@ class EagleApp(App[int]):
     ]
 
     def __init__(self, config: PipelineConfig, *, nvml: Any | None = None,
-                 clock: Callable[[], float] = time.time, poll_s: float = 0.5,
+                 clock: Callable[[], float] = time.time, poll_s: float = 1.0,
                  log_poll_s: float = 0.1, gpu: bool = True, start_driver: bool = True,
                  max_log_lines: int = 10_000, gpu_interval_s: float | None = None) -> None:
         """``nvml``: an NVML-like object (tests pass ``FakeNvml``); ``clock``: the
@@ -199,6 +223,8 @@ class EagleApp(App[int]):
         self._log_ack.set()
         self._pending_jump: int | None = None
         self._problems_seen: set[str] = set()
+        self._title_plain = ""
+        self._log_title_plain = ""
         self._roots: dict[str, int] = {}
         self._rules: RuleSet | None = None
         try:
@@ -337,8 +363,11 @@ class EagleApp(App[int]):
         if failed:
             t.append(f" · {failed} failed", style="bold red")
         t.append(" · driver " + (f"pid {self.driver_pid}" if self.driver_pid else "not running"))
-        t.append(" · " + clock_text(self.clock()), style="dim")
-        self.title_bar.update(t)
+        # Minutes only: a seconds clock would redraw the title every second.
+        t.append(" · " + clock_text(self.clock())[:5], style="dim")
+        if t.plain != self._title_plain:
+            self._title_plain = t.plain
+            self.title_bar.update(t)
 
     # -- GPU (sampler thread callback) ------------------------------------------------------
     def _gpu_callback(self, update: TelemetryUpdate) -> None:
@@ -354,13 +383,12 @@ class EagleApp(App[int]):
         self.gpu_panel.show(msg.update, msg.history)
 
     # -- log pane -----------------------------------------------------------------------
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value is not None:
-            name = str(event.row_key.value)
-            if name != self.selected:
-                self.selected = name
-                self.pinned = None
-                self._retarget_log()
+    @on(StageTable.Highlighted)
+    def _on_stage_highlighted(self, event: StageTable.Highlighted) -> None:
+        if event.name != self.selected:
+            self.selected = event.name
+            self.pinned = None
+            self._retarget_log()
 
     def _status(self, name: str | None) -> StageStatus | None:
         for s in self.statuses:
@@ -412,16 +440,24 @@ class EagleApp(App[int]):
                      style="green" if view.follow else "yellow")
             if st.reason and st.attempt == tg.attempt:
                 t.append(" · " + printable(st.reason), style="dim")
-        self.log_title.update(t)
+        if t.plain != self._log_title_plain:
+            self._log_title_plain = t.plain
+            self.log_title.update(t)
 
     @work(thread=True, group="log", exclusive=True, exit_on_error=False)
     def _follow_log(self, target: LogTarget) -> None:
-        """Follow one attempt's log from its offset; post batches, with backpressure."""
+        """Follow one attempt's log from its offset; post batches, with backpressure.
+
+        Reads at a fixed cadence (``log_poll_s``) rather than as fast as lines
+        arrive: a busy log then costs a few large reads per second, and the UI
+        gets at most one batch per tick to draw.
+        """
         worker = get_current_worker()
         offset, line_no = skip_to_tail(target.log, target.offset, CATCH_UP_BYTES)
         follower = LogFollower(target.log, offset, line_no=line_no)
         pending: list[tuple[int, str, str]] = []
         reset = False
+        idle = 0
         try:
             while not worker.is_cancelled:
                 got = False
@@ -433,16 +469,7 @@ class EagleApp(App[int]):
                     if chunk.reset:
                         pending.clear()
                         reset = True
-                    no = chunk.first_no
-                    for raw in chunk.data.split(b"\n")[:-1]:
-                        text = raw.decode("utf-8", "replace")
-                        segs = split_segments(text)
-                        shown = segs[-1] if segs else ""
-                        pending.append((no, shown, classify_line(self._rules, shown, target.stage)))
-                        no += 1
-                    if chunk.updates:
-                        last = chunk.updates[-1]
-                        pending.append((last.no, last.text, ""))
+                    pending.extend(chunk_lines(chunk, self._rules, target.stage))
                     if len(pending) > self.max_log_lines * 2:
                         # The UI keeps max_log_lines anyway: don't queue more than it shows.
                         del pending[: len(pending) - self.max_log_lines]
@@ -451,8 +478,9 @@ class EagleApp(App[int]):
                     self._log_ack.clear()
                     self.post_message(LogBatch(target.token, pending, reset))
                     pending, reset = [], False
-                if not got:
-                    time.sleep(self.log_poll_s)
+                # A quiet log is looked at less often (up to 4x the cadence).
+                idle = 0 if got else min(idle + 1, 3)
+                time.sleep(self.log_poll_s * (1 + idle))
         finally:
             follower.close()
 

@@ -64,7 +64,11 @@ class GpuPanel(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(gpu_lines(None, {}), id=id)
+        self._shown = ""
 
     def show(self, update: TelemetryUpdate | None, history: dict[int, list[float]]) -> None:
         """Redraw from ``update`` and per-GPU memory history (bytes, oldest first)."""
-        self.update(gpu_lines(update, history, self.size.width or 60))
+        text = gpu_lines(update, history, self.size.width or 60)
+        if text.plain != self._shown:  # NVML down or an idle GPU: nothing to redraw
+            self._shown = text.plain
+            self.update(text)
