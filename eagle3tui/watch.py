@@ -291,12 +291,16 @@ class Watch:
 
 
 class _JsonlTail:
-    """Reads whole new lines appended to a JSONL file (a partial last line waits)."""
+    """Reads whole new lines appended to a JSONL file (a partial last line waits).
+
+    The position stays at the start of an incomplete line, so when a new
+    driver's ``AlertLog`` cuts that torn line off and appends after it, the
+    new lines are read from exactly where they begin.
+    """
 
     def __init__(self, path: Path, from_start: bool = False) -> None:
         self.path = path
         self.problems: list[str] = []
-        self._buf = b""
         self._ino: int | None = None
         try:
             st = path.stat()
@@ -311,24 +315,19 @@ class _JsonlTail:
             st = self.path.stat()
         except FileNotFoundError:
             return []
-        if st.st_ino != self._ino or st.st_size < self._pos:
-            # Replaced or truncated (a repair of a torn line): read it again from the start
-            # of what is left rather than from a position that no longer exists.
-            if self._ino is not None and st.st_ino == self._ino:
-                self._pos = min(self._pos, st.st_size)
-            else:
-                self._pos = 0
+        if st.st_ino != self._ino:
+            # Replaced by another file: read the new one from its start.
+            self._pos = 0
             self._ino = st.st_ino
-            self._buf = b""
+        elif st.st_size < self._pos:
+            self._pos = st.st_size  # cut shorter than what we read: go on from its end
         if st.st_size == self._pos:
             return []
         with open(self.path, "rb") as f:
             f.seek(self._pos)
             data = f.read()
-        self._pos += len(data)
-        data = self._buf + data
         cut = data.rfind(b"\n") + 1
-        self._buf = data[cut:]
+        self._pos += cut
         out = []
         for raw in data[:cut].split(b"\n"):
             if not raw.strip():
