@@ -247,6 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--watch", action="store_true", help="run headless: supervise and print alerts")
     ap.add_argument("--alerts", metavar="PATH", help="with --watch: also append alerts here (JSONL)")
     ap.add_argument("--run-all", action="store_true", help="with --watch: start every stage")
+    ap.add_argument("--alerts-from-start", action="store_true",
+                    help="with --watch, when another process drives: print the alerts file from "
+                         "its beginning. --watch exits 0 when the pipeline completed, 1 when a "
+                         "stage failed, 130 on Ctrl-C/SIGTERM (stages keep running)")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:

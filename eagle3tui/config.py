@@ -55,7 +55,7 @@ class RetryPolicy:
     """Automatic resume of a failed stage (off unless configured).
 
     ``on`` lists what qualifies: rule ids seen in the failed attempt's log
-    (e.g. ``"nccl-timeout"``), ``"exit:N"``, ``"signal:N"`` or ``"any"``.
+    (e.g. ``"nccl"``), ``"exit:N"``, ``"signal:N"`` or ``"any"``.
     """
 
     max_attempts: int
@@ -394,6 +394,8 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         for e in validate_rules(rule_specs, path):
             b.errors.append(e)
 
+    _check_retry_reasons(stages, rule_specs, b, seen)
+
     if b.errors:
         raise b.errors[0] if len(b.errors) == 1 else ConfigErrors(b.errors)
     return PipelineConfig(
@@ -402,6 +404,31 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
         gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
     )
+
+
+_RETRY_REASON_RE = re.compile(r"^(any|exit:-?\d+|signal:\d+)$")
+# Ids the log monitor reports besides rule ids (its own detectors).
+_DETECTOR_IDS = {"traceback", "traceback-handled", "early-exit", "stalled", "hang-suspected"}
+
+
+def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, Any]], b: _Builder,
+                         index: dict[str, int]) -> None:
+    """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
+    try:
+        from eagle3tui.logs.rules import load_builtin_rules
+        known = {r.id for r in load_builtin_rules()}
+    except (ImportError, ConfigError):
+        return
+    known |= {str(r.get("id")) for r in rule_specs} | _DETECTOR_IDS
+    for s in stages:
+        if s.retry is None:
+            continue
+        for reason in s.retry.on:
+            if not _RETRY_REASON_RE.match(reason) and reason not in known:
+                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any",
+                      f"stage[{s.name}].retry.on", b.loc.key_line("stage", "retry", index.get(s.name, 0)),
+                      "use a rule id such as " + ", ".join(sorted(known)[:8]) + ", ... "
+                      "(eagle3tui/logs/builtin_rules.toml lists them all)")
 
 
 def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:
@@ -584,7 +611,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         r = st["retry"]
         if not isinstance(r, dict):
             b.err("retry must be a table", f"{k}.retry", line("retry"),
-                  "e.g. retry = { max_attempts = 3, backoff = \"1m\", on = [\"nccl-timeout\"] }")
+                  "e.g. retry = { max_attempts = 3, backoff = \"1m\", on = [\"nccl\", \"exit:137\"] }")
         else:
             for rk in r:
                 if rk not in RETRY_KEYS:
@@ -601,7 +628,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             except ValueError as e:
                 b.err(str(e), f"{k}.retry.backoff", line("retry"))
             on = _str_list(r.get("on", ["any"]), b, f"{k}.retry.on", line("retry"),
-                           "e.g. on = [\"nccl-timeout\", \"exit:137\"]") or ["any"]
+                           "e.g. on = [\"nccl\", \"exit:137\"]") or ["any"]
             retry = RetryPolicy(max_attempts=ma, backoff_s=backoff, on=tuple(on))
 
     description = st.get("description", "")

@@ -91,6 +91,10 @@ class Driver:
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
         self.watches: dict[str, StageWatch] = {}
+        self._watch_recs: dict[str, RunRecord] = {}
+        self.full_every_s = 0.25
+        self._last_full = 0.0
+        self._busy = True
         self.probers: dict[str, ServiceProber] = {}
         self.waiting: dict[str, str] = {}
         self._last_state = ""
@@ -167,8 +171,18 @@ class Driver:
     def tick(self) -> bool:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
-        reap_wrappers()
         handled = self.process_commands()
+        if not handled and now - self._last_full < self.full_every_s:
+            # Between full passes only the logs of running attempts are read,
+            # which keeps a fatal line's alert fast and an idle driver cheap.
+            for name, w in list(self.watches.items()):
+                rec_stub = self._watch_recs.get(name)
+                if rec_stub is not None:
+                    for level, kind, message, details in w.poll(now):
+                        self._alert(level, kind, message, rec_stub, **details)
+            return self._busy
+        self._last_full = now
+        reap_wrappers()
         statuses = self.statuses()
         self._report_problems()
         for st in statuses.values():
@@ -198,7 +212,8 @@ class Driver:
         scheduled = any(
             float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
-        return bool(handled or active or scheduled or p.start or waiting_on_active)
+        self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
+        return self._busy
 
     def statuses(self) -> dict[str, StageStatus]:
         live = {n: {"run_id": w.run_id, "live": w.live(), "stalled": w.stalled,
@@ -325,6 +340,7 @@ class Driver:
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
             self.watches[stage.name] = w
+        self._watch_recs[stage.name] = rec
         for level, kind, message, details in w.poll(now):
             self._alert(level, kind, message, rec, **details)
 
@@ -361,6 +377,7 @@ class Driver:
         if rec.extra.get("finalized"):
             return
         w = self.watches.pop(stage.name, None)
+        self._watch_recs.pop(stage.name, None)
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
         for level, kind, message, details in w.poll(now):

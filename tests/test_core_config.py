@@ -170,3 +170,14 @@ kind = "fatal"
 explanation = "x"
 """)
     assert "my-rule" in msg
+
+
+def test_retry_on_must_name_a_rule_or_exit_code(tmp_path):
+    msg = error_of(tmp_path, """[[stage]]
+name = "t"
+command = ["true"]
+retry = { on = ["nccl-timeout", "nccl", "exit:3"] }
+""")
+    assert "'nccl-timeout' is neither a rule id" in msg and "pipeline.toml:4" in msg
+    ok = write(tmp_path, '[[stage]]\nname = "t"\ncommand = ["true"]\nretry = { on = ["nccl", "exit:137", "signal:9"] }\n')
+    assert load_config(ok).stages[0].retry.on == ("nccl", "exit:137", "signal:9")

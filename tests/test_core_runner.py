@@ -176,7 +176,7 @@ def test_gpu_exclusivity_stage_waits_for_service(pipeline):
         [[stage]]
         name = "client"
         depends_on = ["server"]
-        command = ["sh", "-c", "sleep 1"]
+        command = ["sh", "-c", "sleep 5"]
 
         [[stage]]
         name = "gpu-job"
@@ -188,7 +188,7 @@ def test_gpu_exclusivity_stage_waits_for_service(pipeline):
     wait_for(lambda: states(pipeline)["client"] == "running", what="client running")
     s = {x["name"]: x for x in pipeline.status()["stages"]}
     assert s["server"]["state"] == "running" and s["server"]["ready"] is True
-    wait_for(lambda: states(pipeline)["gpu-job"] == "succeeded", timeout=30, what="gpu-job done")
+    wait_for(lambda: states(pipeline)["gpu-job"] == "succeeded", timeout=60, what="gpu-job done")
     # The service was stopped as soon as no pending stage needed it, and only
     # then did the GPU job start.
     alerts = pipeline.alerts()
