@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SuspendNotSupported
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
@@ -159,8 +159,8 @@ class EagleApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "eagle3tui"
     ENABLE_COMMAND_PALETTE = False
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = [
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (a Textual class setting)
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "start", "Start"),
         Binding("a", "run_all", "Run all"),
         Binding("x", "stop", "Stop"),
@@ -177,7 +177,7 @@ class EagleApp(App[int]):
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
-    HELP_ROWS = [
+    HELP_ROWS: ClassVar[list[tuple[str, str]]] = [
         ("up/down", "select a stage (stage list) or an alert (alerts list)"),
         ("tab", "move focus: stages → log → alerts"),
         ("s", "start the selected stage (and what it depends on)"),

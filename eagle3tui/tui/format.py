@@ -66,7 +66,7 @@ def bar(fraction: float | None, width: int) -> str:
     if fraction is None or width <= 0:
         return ""
     fraction = min(1.0, max(0.0, fraction))
-    eighths = int(round(fraction * width * 8))
+    eighths = round(fraction * width * 8)
     full, part = divmod(eighths, 8)
     out = "█" * full
     if part and full < width:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
@@ -13,7 +15,7 @@ from textual.widgets import Button, Static
 class ConfirmScreen(ModalScreen[bool]):
     """Asks a yes/no question; dismisses with True for yes."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n", "answer(False)", "No"),
         Binding("escape", "answer(False)", "Cancel"),
@@ -47,7 +49,7 @@ class ConfirmScreen(ModalScreen[bool]):
 class HelpScreen(ModalScreen[None]):
     """Lists the keys; any of escape, q or ? closes it."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical { width: 76; max-width: 95%; height: auto; max-height: 90%;

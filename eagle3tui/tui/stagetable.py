@@ -10,11 +10,13 @@ config or the logs is read as markup.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -32,7 +34,7 @@ CURSOR_STYLE = Style(reverse=True)
 class StageTable(ScrollView, can_focus=True):
     """Stages with state, progress, counts, elapsed, ETA, drift, attempt, GPUs and a note."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
         Binding("down", "cursor(1)", "Down", show=False),
         Binding("home", "cursor_to(0)", "First", show=False),
@@ -145,17 +147,20 @@ class StageTable(ScrollView, can_focus=True):
         selected = idx == self.cursor
         key = (self._sigs.get(name, ""), selected, width + 10_000 * scroll_x)
         # (Selection is drawn the same focused or not, so focus is not in the key.)
-        strip = self._cache.get(key)
-        if strip is None:
-            row = self.rows.get(name, {})
-            cells = []
-            for col, _, _ in COLUMNS:
-                c = row.get(col)
-                cells.append((c.plain, Style.parse(str(c.style)) if c and c.style else Style())
-                             if c is not None else ("", Style()))
-            strip = self._cells_strip(cells, base + CURSOR_STYLE if selected else base)
-            strip = strip.crop_extend(scroll_x, scroll_x + width, base)
-            if len(self._cache) > 512:
-                self._cache.clear()
-            self._cache[key] = strip
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        row = self.rows.get(name, {})
+        cells: list[tuple[str, Style]] = []
+        for col, _, _ in COLUMNS:
+            c = row.get(col)
+            if c is None:
+                cells.append(("", Style()))
+            else:
+                cells.append((c.plain, Style.parse(str(c.style)) if c.style else Style()))
+        strip = self._cells_strip(cells, base + CURSOR_STYLE if selected else base)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, base)
+        if len(self._cache) > 512:
+            self._cache.clear()
+        self._cache[key] = strip
         return strip
