@@ -30,7 +30,6 @@ import select
 import signal
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import termios
@@ -218,12 +217,87 @@ def run_scenario(name: str, rate: float, seconds: float, presses: int) -> dict[s
     return result
 
 
+DEMO_STAGES = {
+    "prepare": ("print('prepared 512 prompts', flush=True)", "", ""),
+    "serve": ("import time\nprint('INFO:     Uvicorn running on http://127.0.0.1:8000', flush=True)\n"
+              "time.sleep(600)", 'kind = "service"\ngpus = 0\n', ""),
+    "regenerate": ("import sys, time\nn = 512\nt0 = time.time()\n"
+                   "for i in range(n + 1):\n"
+                   "    el = time.time() - t0\n"
+                   "    rate = i / el if el else 0.0\n"
+                   "    bar = '#' * (i * 20 // n)\n"
+                   "    sys.stdout.write(f'\\rregenerate: {i * 100 // n:3d}%|{bar:20}| {i}/{n} "
+                   "[{int(el)//60:02d}:{int(el)%60:02d}<00:00, {rate:.2f}it/s]')\n"
+                   "    sys.stdout.flush()\n    time.sleep(0.12)\nprint()",
+                   'estimate = "45s"\n', '["prepare"]'),
+    "vocab": ("import sys\nprint('building draft vocab mapping (32000 -> 8192)', flush=True)\n"
+              "print('Traceback (most recent call last):', flush=True)\n"
+              "print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB', "
+              "flush=True)\nsys.exit(1)", "", '["prepare"]'),
+    "extract": ("print('extracting layers 2, 16, 29')", "gpus = 0\n", '["regenerate"]'),
+    "train": ("print('training EAGLE-3 draft')", "gpus = 0\n", '["extract", "vocab"]'),
+}
+
+
+def screenshot(path: Path) -> None:
+    """Save an SVG of the main screen over a real running demo pipeline.
+
+    There is no GPU on the machines that build the docs, so the GPU panel is
+    fed by the fake NVML, holding the real pids of the running stages.
+    """
+    import asyncio
+
+    from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
+    from eagle3tui.tui.app import EagleApp
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_tui_shot_"))
+    parts = ['[pipeline]\nname = "eagle3-demo"\n']
+    for name, (script, extra, deps) in DEMO_STAGES.items():
+        (tmp / f"{name}.py").write_text(script + "\n")
+        parts.append(f'\n[[stage]]\nname = "{name}"\ncommand = ["{sys.executable}", "{name}.py"]\n'
+                     f'resume = ["--resume"]\nstop_grace = "3s"\n{extra}'
+                     + (f"depends_on = {deps}\n" if deps else ""))
+    (tmp / "pipeline.toml").write_text("".join(parts))
+    cfg = load_config(tmp / "pipeline.toml")
+    assert send_command(cfg, "start", all=True)["ok"]
+    gib = 1 << 30
+    nvml = FakeNvml([FakeGpu(used=1 * gib, util=93, temp=67), FakeGpu(used=1 * gib, util=0, temp=34)])
+
+    async def run() -> None:
+        app = EagleApp(cfg, nvml=nvml, poll_s=0.5)
+        async with app.run_test(size=(140, 40)) as pilot:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                st = {s.name: s for s in app.statuses}
+                if "regenerate" in st and st["regenerate"].live.get("progress", {}).get("n", 0) > 100:
+                    break
+                if "serve" in st and st["serve"].pid:
+                    nvml.gpus[0].processes = {st["serve"].pid: 71 * gib}
+                await pilot.pause(0.2)
+            app.table.select_stage("regenerate")
+            await pilot.pause(2.5)
+            app.save_screenshot(str(path.resolve()))
+
+    try:
+        asyncio.run(run())
+    finally:
+        sts = derive_statuses(cfg, RunStore(cfg.state_dir), Intent.load(cfg.state_dir),
+                              read_live(cfg.state_dir)[1])
+        send_command(cfg, "stop", [s.name for s in sts if s.state.active])
+    print(f"wrote {path}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=20.0, help="CPU measuring window")
     ap.add_argument("--presses", type=int, default=30, help="keypresses timed per scenario")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--screenshot", type=Path, metavar="SVG",
+                    help="instead: save the main screen over a running demo pipeline")
     args = ap.parse_args()
+    if args.screenshot:
+        screenshot(args.screenshot)
+        return 0
     info = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     results = [run_scenario("busy", 1000.0, args.seconds, args.presses),
                run_scenario("quiet", 0.2, args.seconds, args.presses)]

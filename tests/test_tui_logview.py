@@ -145,3 +145,12 @@ def test_skip_to_tail_counts_the_skipped_lines(tmp_path: Path) -> None:
         first = f.readline()
     assert first == f"line {before + 1}\n".encode()
     assert p.stat().st_size - offset <= 1000
+
+
+def test_sparkline_and_bar_scale() -> None:
+    from eagle3tui.tui.format import bar, sparkline
+
+    assert sparkline([50.0] * 4, 10, top=100.0) == "▅▅▅▅"
+    assert sparkline([0.0, 100.0], 10, top=100.0) == "▁█"
+    assert sparkline(list(range(100)), 5)[-1] == "█" and len(sparkline(list(range(100)), 5)) == 5
+    assert bar(0.5, 4) == "██··" and bar(1.0, 4) == "████" and bar(None, 4) == ""

@@ -74,13 +74,18 @@ def bar(fraction: float | None, width: int) -> str:
     return out.ljust(width, "·")
 
 
-def sparkline(values: list[float], width: int) -> str:
-    """The last ``width`` values as block characters, scaled to their range 0..max."""
+def sparkline(values: list[float], width: int, top: float | None = None) -> str:
+    """The last ``width`` values as block characters on a 0..``top`` scale.
+
+    ``top`` defaults to the largest value; for GPU memory pass the card's
+    total, so a flat line at 50% shows half-height blocks, not full ones.
+    """
     vals = values[-width:]
     if not vals:
         return ""
-    top = max(vals) or 1.0
-    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1)))] for v in vals)
+    top = top or max(vals) or 1.0
+    last = len(SPARKS) - 1
+    return "".join(SPARKS[max(0, min(last, round(v / top * last)))] for v in vals)
 
 
 def gib(n: int | None) -> str:

@@ -48,7 +48,8 @@ def gpu_lines(update: TelemetryUpdate | None, history: dict[int, list[float]],
             out.append(f" {g.util_pct:3.0f}%")
         if g.temp_c is not None:
             out.append(f" {g.temp_c:.0f}°C")
-        spark = sparkline(history.get(g.index, []), 12 if width < 70 else 24)
+        spark = sparkline(history.get(g.index, []), 12 if width < 70 else 24,
+                          top=float(g.mem_total) if g.mem_total else None)
         if spark:
             out.append(" " + spark, style="cyan")
         who = [f"{printable(n)} {gib(b)}G" for n, b in sorted(holders.get(g.index, []))]
