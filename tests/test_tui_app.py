@@ -158,6 +158,16 @@ async def test_resume_of_failed_stage_from_the_ui_creates_attempt_2(pipeline) ->
         assert shown_texts(app)[0] == "argv ['--resume']"
         await wait_for(pilot, lambda: state_of(app, "train") == StageState.SUCCEEDED,
                        "attempt 2 to succeed")
+        # An alert of attempt 1 still jumps to attempt 1's line, and only its lines show.
+        old = next(a for a in app.alerts_panel.alerts
+                   if a.get("attempt") == 1 and (a.get("details") or {}).get("line"))
+        app.jump_to_alert(old)
+        await wait_for(pilot, lambda: app.log_target is not None and app.log_target.attempt == 1
+                       and app.logview.marked is not None, "the jump to attempt 1")
+        marked = app.logview.model.view_line(app.logview.marked)
+        assert marked is not None and marked.no == old["details"]["line"]
+        assert "resumed and finished" not in shown_texts(app)
+        assert shown_texts(app)[0] == "argv []"
 
 
 async def test_jump_from_alert_and_filters(pipeline) -> None:

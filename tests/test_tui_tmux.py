@@ -71,7 +71,9 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
     """))
     tmux = Tmux(f"e3test-{os.getpid()}")
     # COLUMNS/LINES from the test's environment would override the pane's size.
-    env_cmd = (f"cd {tmp_path} && unset COLUMNS LINES && NO_COLOR=1 {sys.executable} -m eagle3tui --config pipeline.toml;"
+    (tmp_path / "paged").mkdir()
+    env_cmd = (f"cd {tmp_path} && unset COLUMNS LINES && export PAGER='cp -t {tmp_path}/paged' && "
+               f"NO_COLOR=1 {sys.executable} -m eagle3tui --config pipeline.toml;"
                " echo EXITED $?; sleep 60")
     # Size the window first, then start the app in it, so it starts at 120x40
     # whatever tmux's default size for detached sessions is.
@@ -102,6 +104,15 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
         deadline = time.monotonic() + DEADLINE_S
         while "eagle3tui keys" in tmux.screen() and time.monotonic() < deadline:
             time.sleep(0.1)
+        # o opens the selected stage's log in $PAGER (here cp, which copies it
+        # where we can look), the app suspended meanwhile and back afterwards.
+        tmux.keys("o")
+        copied = tmp_path / "paged" / "prepare.log"
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and not copied.exists():
+            time.sleep(0.1)
+        assert "working [bold]2[/]" in copied.read_text()
+        tmux.wait_for("driver not running")
         tmux.keys("q")
         screen = tmux.wait_for("EXITED 0")
         assert "Come back with: eagle3tui --config pipeline.toml" in screen

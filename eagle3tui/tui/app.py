@@ -113,16 +113,19 @@ class LogTarget:
     run_id: str
     log: str
     offset: int
+    end: int | None = None  # where the next attempt's output starts (same log file)
 
     @property
     def token(self) -> str:
         return f"{self.stage}#{self.attempt}:{self.run_id}"
 
 
-def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str) -> list[tuple[int, str, str]]:
+def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str,
+                end: int | None = None) -> list[tuple[int, str, str]]:
     """``(line_no, text, kind)`` for a chunk: each line's latest ``\\r`` segment.
 
     Only lines the rule set's one-pass keyword scan flags meet the regexes.
+    Lines at or after file offset ``end`` (a later attempt's) are left out.
     """
     flagged: dict[int, tuple[int, ...]] = {}
     if rules is not None and chunk.data:
@@ -132,10 +135,12 @@ def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str) -> list[tuple[i
     pos = 0
     data = chunk.data
     while pos < len(data):
-        end = data.find(b"\n", pos)
-        if end < 0:
+        if end is not None and chunk.start_offset + pos >= end:
+            return out
+        nl = data.find(b"\n", pos)
+        if nl < 0:
             break
-        text = data[pos:end].decode("utf-8", "replace")
+        text = data[pos:nl].decode("utf-8", "replace")
         segs = split_segments(text)
         shown = segs[-1] if segs else ""
         kind = ""
@@ -146,8 +151,8 @@ def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str) -> list[tuple[i
             kind = rule.kind if rule is not None else ""
         out.append((no, shown, kind))
         no += 1
-        pos = end + 1
-    if chunk.updates:
+        pos = nl + 1
+    if chunk.updates and (end is None or chunk.end_offset < end):
         last = chunk.updates[-1]
         out.append((last.no, last.text, ""))
     return out
@@ -406,7 +411,9 @@ class EagleApp(App[int]):
             recs = {r.attempt: r for r in RunStore(self.config.state_dir).records(st.name)}
             rec = recs.get(self.pinned[1])
             if rec is not None:
-                target = LogTarget(st.name, rec.attempt, rec.run_id, rec.log, rec.log_offset)
+                nxt = recs.get(rec.attempt + 1)
+                end = nxt.log_offset if nxt is not None and nxt.log == rec.log else None
+                target = LogTarget(st.name, rec.attempt, rec.run_id, rec.log, rec.log_offset, end)
         elif st.attempt and st.run_id:
             target = LogTarget(st.name, st.attempt, st.run_id, st.log, st.log_offset)
         if target == self.log_target and target is not None:
@@ -469,7 +476,7 @@ class EagleApp(App[int]):
                     if chunk.reset:
                         pending.clear()
                         reset = True
-                    pending.extend(chunk_lines(chunk, self._rules, target.stage))
+                    pending.extend(chunk_lines(chunk, self._rules, target.stage, target.end))
                     if len(pending) > self.max_log_lines * 2:
                         # The UI keeps max_log_lines anyway: don't queue more than it shows.
                         del pending[: len(pending) - self.max_log_lines]
@@ -792,7 +799,8 @@ def run_tui(args: Any) -> int:
     from eagle3tui.config import load_config, parse_overrides
 
     config = load_config(args.config, parse_overrides(getattr(args, "set", []) or []))
-    if not sys.stdout.isatty():
+    # Textual reads keys from stdin and draws on stderr.
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
         print("error: the TUI needs a terminal; use `eagle3tui --watch` or "
               "`eagle3tui status` without one", file=sys.stderr)
         return 2
