@@ -109,7 +109,9 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
         tmux.keys("o")
         copied = tmp_path / "paged" / "prepare.log"
         deadline = time.monotonic() + DEADLINE_S
-        while time.monotonic() < deadline and not copied.exists():
+        # cp creates the file before it writes it: wait for the content.
+        while time.monotonic() < deadline and not (
+                copied.exists() and "all done" in copied.read_text()):
             time.sleep(0.1)
         assert "working [bold]2[/]" in copied.read_text()
         tmux.wait_for("driver not running")
