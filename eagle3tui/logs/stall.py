@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# One definition of the GPU's testimony, produced by eagle3tui.gpu.signals.
+from eagle3tui.gpu.signals import GpuWitness
 
-@dataclass(frozen=True, slots=True)
-class GpuWitness:
-    """What the GPU sampler saw over the quiet period.
-
-    ``memory_changing``: used memory moved noticeably; ``busy``: utilisation
-    above idle. Both False: the GPU is flat too.
-    """
-
-    memory_changing: bool
-    busy: bool
+__all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,19 +24,22 @@ class StallVerdict:
 class StallDetector:
     """No output and no progress for longer than ``max(k * time_per_item, floor_s)``.
 
-    Reports once per quiet episode; any new output re-arms it.
+    Reports once per quiet episode; any new output re-arms it. The one
+    exception: "quiet but working" can still become "hang suspected" later in
+    the same episode, once the GPU goes flat too (a load that finished and
+    then hung must not stay hidden behind the earlier verdict).
     """
 
     def __init__(self, floor_s: float = 300.0, k: float = 10.0) -> None:
         self.floor_s = floor_s
         self.k = k
         self.last_activity: float | None = None
-        self._reported = False
+        self._reported: str | None = None
 
     def note_activity(self, now: float) -> None:
         """Output or progress was seen at ``now``."""
         self.last_activity = now
-        self._reported = False
+        self._reported = None
 
     def threshold(self, time_per_item: float | None) -> float:
         """Seconds of quiet that count as a stall."""
@@ -59,13 +55,16 @@ class StallDetector:
         last_progress: str | None = None,
     ) -> StallVerdict | None:
         """A verdict the first time the quiet period passes the threshold."""
-        if self.last_activity is None or self._reported:
+        if self.last_activity is None or self._reported in ("stalled", "hang-suspected"):
             return None
         quiet = now - self.last_activity
         limit = self.threshold(time_per_item)
         if quiet <= limit:
             return None
-        self._reported = True
+        working = gpu is not None and (gpu.busy or gpu.memory_changing)
+        if self._reported == "quiet-but-working" and (gpu is None or working):
+            return None
+        self._reported = "stalled" if gpu is None else ("quiet-but-working" if working else "hang-suspected")
         seen = f"last progress: {last_progress}" if last_progress else "no progress seen yet"
         head = f"no output for {_fmt(quiet)} (limit {_fmt(limit)}); {seen}"
         if gpu is None:
