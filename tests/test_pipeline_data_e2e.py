@@ -114,15 +114,18 @@ def test_regenerate_kill_resume_then_tokenize_and_vocab(llama_server: Server, tm
     wait_lines(p, out, 2, llama_server)
     p.send_signal(signal.SIGTERM)
     stdout, stderr = p.communicate(timeout=60)
-    assert p.returncode in (143, 0), stderr
+    assert p.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stdout
     assert out.read_bytes().endswith(b"\n")
     after_term = lines(out)
+    assert 2 <= after_term < N_PROMPTS
 
     # 2: SIGKILL after one more result -> whatever is on disk is resumable.
     p = start_regen(prompts, out, url)
     wait_lines(p, out, after_term + 1, llama_server)
     p.kill()
-    p.wait(timeout=30)
+    assert p.wait(timeout=30) == -signal.SIGKILL
+    assert lines(out) < N_PROMPTS  # the kill really interrupted the run
 
     # 3: resume to completion.
     p = start_regen(prompts, out, url)
