@@ -120,7 +120,10 @@ class EtaTracker:
         self.eta = Eta(t, remaining, projected, tpi, drift, self.estimate_s)
         if drift is None:
             return False
-        if drift > self.drift_threshold and self._armed:
+        # One slow first item (warm-up, a cold cache) must not raise an alarm:
+        # alert only once a few items and a little of the estimate have passed.
+        evidence = n >= 3 and self.estimate_s is not None and t >= 0.05 * self.estimate_s
+        if drift > self.drift_threshold and self._armed and evidence:
             self._armed = False
             return True
         if drift < self.drift_threshold * 0.8:
