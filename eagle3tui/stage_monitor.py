@@ -44,6 +44,7 @@ class StageWatch:
         self.state_dir = Path(state_dir)
         self.seen_path = Path(str(state_dir / "runs" / stage.name / f"{rec.attempt:04d}") + ".watch.json")
         self.alerted_line = self._load_seen()
+        self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
         self._ready_hit = False
@@ -144,8 +145,16 @@ class StageWatch:
         if prog is not None:
             out["progress"] = {k: getattr(prog, k, None) for k in
                                ("desc", "n", "total", "elapsed_s", "remaining_s", "rate", "unit")}
-        if eta is not None:
-            out["eta"] = {k: getattr(eta, k, None) for k in ("projected_s", "remaining_s", "drift")}
+        if eta is not None and eta.remaining_s is not None:
+            # The stage, not just the current bar: a stage often draws several
+            # bars (load, then work), and a later bar's own elapsed time leaves
+            # out everything before it. Stage elapsed + this bar's remaining is
+            # a lower bound of the stage's duration, so drift is never overstated.
+            elapsed = max(0.0, time.time() - self.started_at)
+            projected = elapsed + eta.remaining_s
+            estimate = self.monitor.eta_tracker.estimate_s
+            out["eta"] = {"projected_s": projected, "remaining_s": eta.remaining_s,
+                          "drift": projected / estimate - 1.0 if estimate else None}
         return out
 
     def tail_errors(self, n: int) -> list[dict[str, Any]]:
