@@ -11,10 +11,16 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from eagle3tui.config import PipelineConfig, load_config, missing_executables, parse_overrides
+from eagle3tui.config import (
+    PipelineConfig,
+    load_config,
+    missing_executables,
+    parse_overrides,
+)
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.textsafe import printable
@@ -69,7 +75,10 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
                   file=sys.stderr)
             return EXIT_USAGE
-    errors = missing_executables(config, None if args.all else None)
+    from eagle3tui.scheduler import dependency_closure
+
+    # Only what will run: the named stages and their dependencies, or all.
+    errors = missing_executables(config, None if args.all else dependency_closure(config, args.stages))
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:

@@ -74,7 +74,7 @@ class GpuSpec:
     def empty(self) -> bool:
         return not self.all and not self.indices
 
-    def overlaps(self, other: "GpuSpec") -> bool:
+    def overlaps(self, other: GpuSpec) -> bool:
         if self.empty or other.empty:
             return False
         if self.all or other.all:

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from eagle3tui.atomic import atomic_write_json

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -135,7 +134,7 @@ class Driver:
                 try:
                     busy = self.tick()
                     failures = 0
-                except Exception:
+                except Exception:  # noqa: BLE001
                     # A bug must not take supervision down with it: report it,
                     # back off, and give up only if it repeats every tick.
                     failures += 1
@@ -303,7 +302,7 @@ class Driver:
         if resume:
             self._alert("warning", "stage-resumed",
                         f"resumed (attempt {rec.attempt}, resuming attempt {rec.resumed_from})"
-                        + (f" by retry policy" if trigger == "retry" else ""), rec,
+                        + (" by retry policy" if trigger == "retry" else ""), rec,
                         argv=rec.argv)
         else:
             self._alert("info", "stage-started", f"started (attempt {rec.attempt})", rec,
@@ -380,10 +379,8 @@ class Driver:
         self._watch_recs.pop(stage.name, None)
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
-        for level, kind, message, details in w.poll(now):
-            self._alert(level, kind, message, rec, **details)
-        for level, kind, message, details in w.finish(rec):
-            self._alert(level, kind, message, rec, **details)
+        for level, kind, message, found in w.poll(now) + w.finish(rec):
+            self._alert(level, kind, message, rec, **found)
         pr = self.probers.pop(rec.run_id, None)
         if pr:
             pr.stop()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
-def parse_duration(text: str | int | float) -> float:
+def parse_duration(text: str | float) -> float:
     """Return ``text`` as seconds.
 
     Accepts a number (seconds), unit groups ("1h30m", "22m", "1.5h", "45s",
@@ -62,10 +64,10 @@ def parse_duration(text: str | int | float) -> float:
 
 def format_duration(seconds: float | None) -> str:
     """Compact clock text: "27:17", "1:02:03", "-" for unknown."""
-    if seconds is None or seconds != seconds or seconds in (float("inf"), float("-inf")):
+    if seconds is None or not math.isfinite(seconds):
         return "-"
     sign = "-" if seconds < 0 else ""
-    s = int(round(abs(seconds)))
+    s = round(abs(seconds))
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     if h:

@@ -60,7 +60,7 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
                            resume=resume, resumed_from=resumed_from, trigger=trigger)
     with open(log, "ab") as f:
         stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-        what = "resume of attempt %d" % resumed_from if resume and resumed_from else "start"
+        what = f"resume of attempt {resumed_from}" if resume and resumed_from else "start"
         f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}): "
                 f"{' '.join(argv)}\n".encode("utf-8", "replace"))
         # The attempt's output starts after our header line.

@@ -61,7 +61,7 @@ class RunRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "RunRecord":
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
         names = {f.name for f in fields(cls)}
         missing = [n for n in ("stage", "attempt", "run_id", "argv", "cwd", "log") if n not in data]
         if missing:

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 
-
 # This file runs as a script under ``python -I`` (see launcher.py), so it
 # imports nothing from eagle3tui: the stage's environment (PYTHONPATH, cwd)
 # can never break the wrapper.

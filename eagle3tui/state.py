@@ -59,7 +59,7 @@ class Intent:
     relaunch: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, state_dir: Path) -> "Intent":
+    def load(cls, state_dir: Path) -> Intent:
         try:
             data = json.loads((Path(state_dir) / "intent.json").read_text())
             return cls(wanted=list(data.get("wanted", [])), skipped=list(data.get("skipped", [])),
