@@ -5,6 +5,7 @@ stall detector's second witness."""
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 from conftest import wait_for
 from eagle3tui.config import load_config
@@ -14,14 +15,35 @@ from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
 GIB = 1 << 30
 
 
-def run_driver(pipeline, nvml):
-    cfg = load_config(pipeline.config)
-    drv = Driver(cfg, nvml=nvml, exit_when_idle=True)
+@contextmanager
+def gpu_stage(pipeline, name: str, echo: str, util: int, held: int):
+    """A one-stage pipeline on fake GPU 0, driven in-process; yields the fake GPU
+    once the stage's pid holds ``held`` bytes on it."""
+    pipeline.write(f"""
+        [pipeline]
+        gpu_interval = "0.1s"
+        stall_floor = "1s"
+
+        [[stage]]
+        name = "{name}"
+        gpus = [0]
+        command = ["sh", "-c", "echo '{echo}'; sleep 30"]
+    """)
+    gpu = FakeGpu(util=util)
+    drv = Driver(load_config(pipeline.config), nvml=FakeNvml([gpu]), exit_when_idle=True)
     stop = threading.Event()
     t = threading.Thread(target=drv.run, args=(stop,), daemon=True)
     drv.execute({"op": "start", "all": True})
     t.start()
-    return drv, stop, t
+    try:
+        pid = wait_for(lambda: pipeline.stage(name)["pid"], what="stage pid")
+        gpu.processes[pid] = held
+        gpu.used = held
+        yield gpu
+    finally:
+        drv.stop_stage(name)
+        stop.set()
+        t.join(10)
 
 
 def kinds(pipeline):
@@ -29,23 +51,8 @@ def kinds(pipeline):
 
 
 def test_memory_freed_while_running_and_quiet_but_working(pipeline):
-    pipeline.write("""
-        [pipeline]
-        gpu_interval = "0.1s"
-        stall_floor = "1s"
-
-        [[stage]]
-        name = "holder"
-        gpus = [0]
-        command = ["sh", "-c", "echo 'Loading:  50%|#####     | 1/2 [00:01<00:01, 1.00s/it]'; sleep 30"]
-    """)
-    gpu = FakeGpu(util=95)
-    nvml = FakeNvml([gpu])
-    drv, stop, t = run_driver(pipeline, nvml)
-    try:
-        pid = wait_for(lambda: pipeline.stage("holder")["pid"], what="stage pid")
-        gpu.processes[pid] = 10 * GIB
-        gpu.used = 10 * GIB
+    bar = "Loading:  50%|#####     | 1/2 [00:01<00:01, 1.00s/it]"
+    with gpu_stage(pipeline, "holder", bar, util=95, held=10 * GIB) as gpu:
         # Quiet log, busy GPU: not a hang.
         wait_for(lambda: "quiet-but-working" in kinds(pipeline), timeout=20, what="quiet but working")
         assert "stall" not in kinds(pipeline)
@@ -57,37 +64,13 @@ def test_memory_freed_while_running_and_quiet_but_working(pipeline):
         freed = wait_for(lambda: [a for a in pipeline.alerts() if a["kind"] == "gpu-memory-freed"
                                   and a["stage"] == "holder"], timeout=20, what="freed alert")[0]
         assert freed["level"] == "warning" and "still runs" in freed["message"]
-    finally:
-        drv.stop_stage("holder")
-        stop.set()
-        t.join(10)
 
 
 def test_flat_gpu_and_quiet_log_is_a_suspected_hang(pipeline):
-    pipeline.write("""
-        [pipeline]
-        gpu_interval = "0.1s"
-        stall_floor = "1s"
-
-        [[stage]]
-        name = "hung"
-        gpus = [0]
-        command = ["sh", "-c", "echo 'step 1/100'; sleep 30"]
-    """)
-    gpu = FakeGpu(util=0)
-    nvml = FakeNvml([gpu])
-    drv, stop, t = run_driver(pipeline, nvml)
-    try:
-        pid = wait_for(lambda: pipeline.stage("hung")["pid"], what="stage pid")
-        gpu.processes[pid] = 20 * GIB
-        gpu.used = 20 * GIB
+    with gpu_stage(pipeline, "hung", "step 1/100", util=0, held=20 * GIB):
         # The rise itself counts as activity for the 20 s signal window; then the
         # GPU is flat and the verdict escalates from quiet-but-working to a hang.
         wait_for(lambda: "stall" in kinds(pipeline), timeout=60, what="stall alert")
         stall = next(a for a in pipeline.alerts() if a["kind"] == "stall")
         assert stall["details"]["rule"] == "hang-suspected", stall
         assert pipeline.stage("hung")["state"] == "stalled"
-    finally:
-        drv.stop_stage("hung")
-        stop.set()
-        t.join(10)
