@@ -251,7 +251,10 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
                 raise StageError(f"{p}:{n}: invalid JSON ({exc.msg})\n  fix: one JSON object per line") from exc
             msgs = rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
             msgs = [m for m in msgs if m.get("role") != "assistant"]
-            out.append(list(tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)))
+            # Render to text, then tokenize: apply_chat_template(tokenize=True) returns a list in
+            # transformers 4.x but a BatchEncoding in 5.x.
+            text = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+            out.append(list(tok(text, add_special_tokens=False)["input_ids"]))
             if len(out) >= args.num_prompts:
                 break
     if not out:
