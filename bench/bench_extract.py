@@ -85,7 +85,7 @@ def main() -> int:
     print(f"bench_extract: bare forward with hidden states: {bare_full:,.0f} tok/s ({total} tokens, "
           f"{len(batches)} batches, {t_full:.2f}s)", flush=True)
     print(f"bench_extract: bare decoder forward (no lm_head): {bare_base:,.0f} tok/s ({t_base:.2f}s)", flush=True)
-    del model
+    model.to("cpu")  # free the GPU for the extraction run, which loads its own copy
     if cuda:
         torch.cuda.empty_cache()
 

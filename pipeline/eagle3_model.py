@@ -34,10 +34,10 @@ import torch.nn.functional as F
 from torch import nn
 
 __all__ = [
+    "EXPORT_WEIGHT_NAMES",
     "DraftConfig",
     "Eagle3Draft",
     "default_aux_layers",
-    "EXPORT_WEIGHT_NAMES",
     "export_weight_shapes",
 ]
 

@@ -28,15 +28,15 @@ import torch
 from pipeline.common import StageError, atomic_write_json, fail, log, make_parser, progress
 
 __all__ = [
-    "TargetRunner",
     "EagleDrafter",
     "NgramDrafter",
-    "load_exported_draft",
-    "greedy_generate",
-    "speculative_generate",
     "SpecStats",
-    "run_evaluate",
+    "TargetRunner",
+    "greedy_generate",
+    "load_exported_draft",
     "main",
+    "run_evaluate",
+    "speculative_generate",
 ]
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from pipeline.common import StageError, fail, fsync_dir, log, make_parser
 
-__all__ = ["server_layer_reading", "export_draft", "check_draft", "main"]
+__all__ = ["check_draft", "export_draft", "main", "server_layer_reading"]
 
 ARCH = "LlamaForCausalLMEagle3"
 
@@ -246,7 +246,7 @@ def check_draft(draft_dir: str | os.PathLike[str], target: str | None = None,
         with safe_open(str(wpath), framework="pt") as fh:
             names = set(fh.keys())
             tensors = {k: fh.get_tensor(k) for k in names}
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - safetensors raises several types for a bad file
         return problems + [f"{wpath}: unreadable: {exc}\n  fix: re-export the draft"]
     from pipeline.eagle3_model import EXPORT_WEIGHT_NAMES
 

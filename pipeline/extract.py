@@ -58,16 +58,16 @@ BYTES_PER_VALUE = 2
 
 __all__ = [
     "FORMAT",
-    "plan_shards",
-    "shard_name",
-    "required_bytes",
-    "check_disk",
-    "validate_shard",
-    "make_batches",
-    "HFCapture",
     "ExtractedDataset",
-    "run_extract",
+    "HFCapture",
+    "check_disk",
     "main",
+    "make_batches",
+    "plan_shards",
+    "required_bytes",
+    "run_extract",
+    "shard_name",
+    "validate_shard",
 ]
 
 
@@ -161,7 +161,7 @@ def validate_shard(path: Path, expected: list[int], lengths: Sequence[int], hidd
         end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
         if path.stat().st_size != 8 + header_len + end:
             return f"file is {path.stat().st_size} bytes, header says {8 + header_len + end}"
-    except Exception as exc:  # a torn file raises from several layers
+    except Exception as exc:  # noqa: BLE001 - a torn file raises from several layers
         return f"unreadable ({type(exc).__name__}: {exc})"
     return None
 
@@ -294,7 +294,7 @@ class _Writer(threading.Thread):
                 os.replace(tmp, path)
                 if self.fsync:
                     fsync_dir(self.out)
-            except BaseException as exc:  # surfaced by the main thread
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the main thread
                 self.error = exc
                 return
 

@@ -30,19 +30,27 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline.common import StageError, atomic_write_bytes, atomic_write_json, fail, install_sigterm_flag, log
-from pipeline.common import make_parser, progress
+from pipeline.common import (
+    StageError,
+    atomic_write_bytes,
+    atomic_write_json,
+    fail,
+    install_sigterm_flag,
+    log,
+    make_parser,
+    progress,
+)
 from pipeline.eagle3_model import DraftConfig, Eagle3Draft
 
 __all__ = [
-    "load_vocab_map",
-    "load_target_heads",
-    "build_draft",
     "TTTLoss",
+    "build_draft",
     "collate",
     "latest_checkpoint",
-    "run_train",
+    "load_target_heads",
+    "load_vocab_map",
     "main",
+    "run_train",
 ]
 
 CKPT_PREFIX = "checkpoint-"
@@ -307,7 +315,7 @@ def run_train(args: Any) -> int:
     t0 = time.monotonic()
     tokens_done = 0
     stopped = False
-    mf = open(metrics_path, "a", encoding="utf-8") if is_main else None
+    mf = open(metrics_path, "a", encoding="utf-8") if is_main else None  # noqa: SIM115 - closed in finally
     try:
         while step < total:
             epoch, cursor = divmod(step, steps_per_epoch)
