@@ -29,7 +29,8 @@ def free_port() -> int:
 def test_default_pipeline_runs_end_to_end(tmp_path):
     out = tmp_path / "demo"
     sets = {"out": str(out), "port": str(free_port()), "samples": "12", "train_samples": "8",
-            "eval_start": "8", "max_tokens": "48", "max_len": "192", "train_steps": "12"}
+            "eval_start": "8", "max_tokens": "48", "max_len": "192", "train_steps": "12",
+            "eval_prompts": "2", "eval_tokens": "24"}
     base = [sys.executable, "-m", "eagle3tui", "--config", str(ROOT / "pipeline.toml")]
     for k, v in sets.items():
         base += ["--set", f"{k}={v}"]
