@@ -47,7 +47,7 @@ def test_driver_killed_mid_run_reattaches_and_continues(pipeline):
     pipeline.write(f"""
         [[stage]]
         name = "first"
-        command = ["sh", "-c", "sleep 6; echo one > {out}.1"]
+        command = ["sh", "-c", "while [ ! -e {out}.gate ]; do sleep 0.05; done; echo one > {out}.1"]
         outputs = ["{out}.1"]
 
         [[stage]]
@@ -68,6 +68,7 @@ def test_driver_killed_mid_run_reattaches_and_continues(pipeline):
              or psutil.Process(first_driver).status() == psutil.STATUS_ZOMBIE, what="driver gone")
     # "first" keeps running without any driver; a new front end reattaches.
     assert states(pipeline)["first"] == "running"
+    (pipeline.root / "out.gate").touch()  # let "first" finish while no driver runs
     r = pipeline.cli("start", "--all", "--wait", "--timeout", "60")
     assert r.returncode == 0, r.stderr
     assert (pipeline.root / "out.2").read_text() == "one\ntwo\nthree\n"
