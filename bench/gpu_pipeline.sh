@@ -7,6 +7,9 @@
 #   call 1 (carry .w1):  bash bench/gpu_pipeline.sh fetch1
 #   call 2 (carry .w2):  bash bench/gpu_pipeline.sh train      # data, extract bench, train, export, check
 #   call 3:              bash bench/gpu_pipeline.sh evaluate   # K=3/7 + baselines (machine still warm)
+# Extraction throughput alone (two calls, the second within 30 s of the first):
+#   call 1 (carry .w1):  bash bench/gpu_pipeline.sh fetch1     # also a GPU smoke test of pipeline.extract
+#   call 2 (carry .w2):  bash bench/gpu_pipeline.sh extract-bench   # synthetic data, bench_extract.py
 # Each call writes one log, $OUT/<call>.log, plus result JSON files in $OUT.
 set -euo pipefail
 OUT=${OUT:-/tmp/gpu_out}
@@ -114,11 +117,94 @@ with open(out, "w") as f:
 PYEOF
 }
 
+# Throughput data without generation: shipped prompts through the chat template, then an
+# "assistant answer" of random ordinary token ids, NSAMP samples of 512..1024 tokens in all.
+# A dense forward costs the same whatever the token values, so this measures what real data would.
+write_synth_py() {
+    cat >"$W/synth.py" <<'PYEOF'
+import json, random, sys
+from pipeline import model_io
+from pipeline.prepared import write_prepared
+M, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tok = model_io.load_tokenizer(M)
+prompts = [json.loads(l) for l in open("pipeline/data/prompts.jsonl") if l.strip()]
+special = set(tok.all_special_ids)
+pool = [i for i in range(min(len(tok), 49152)) if i not in special]
+rng = random.Random(0)
+def samples():
+    for s in range(n):
+        r = prompts[s % len(prompts)]
+        msgs = [{"role": "user", "content": r["prompt"]}] if "prompt" in r else [m for m in r["messages"] if m["role"] != "assistant"]
+        head = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+        head = list(head["input_ids"] if isinstance(head, dict) or hasattr(head, "keys") else head)[:400]
+        total = rng.randint(512, 1024)
+        body = [rng.choice(pool) for _ in range(total - len(head))]
+        yield f"syn-{s:05d}", head + body, [0] * len(head) + [1] * len(body)
+man = write_prepared(out, samples(), {"tokenizer": str(M), "max_len": 1024, "synthetic": True})
+print("synth:", {k: man[k] for k in man if k in ("num_samples", "num_tokens", "num_loss_tokens")})
+PYEOF
+}
+
+# GPU smoke test of pipeline.extract on a tiny random Llama: rows must equal output_hidden_states.
+write_smoke_py() {
+    cat >"$W/smoke.py" <<'PYEOF'
+import json, subprocess, sys, torch
+from pathlib import Path
+from transformers import LlamaConfig, LlamaForCausalLM
+from pipeline.prepared import write_prepared
+from pipeline.extract import ExtractedDataset
+w = Path(sys.argv[1]) / "smoke"
+cfg = LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True)
+torch.manual_seed(0)
+LlamaForCausalLM(cfg).save_pretrained(w / "m")
+g = torch.Generator().manual_seed(1)
+samples = []
+for i in range(60):
+    n = int(torch.randint(5, 300, (1,), generator=g))
+    samples.append((f"s{i}", torch.randint(3, 96, (n,), generator=g).tolist(), [0] * 2 + [1] * (n - 2)))
+write_prepared(w / "p", samples, {"tokenizer": "tiny", "max_len": 512})
+for extra in ([], ["--no-fsync"]):
+    subprocess.run([sys.executable, "-m", "pipeline.extract", "--prepared-data", str(w / "p"), "--out", str(w / "h"),
+                    "--model", str(w / "m"), "--device", "cuda", "--shard-tokens", "1500", "--batch-tokens", "1024",
+                    "--disk-reserve-gb", "0", "--overwrite", *extra], check=True)
+model = LlamaForCausalLM.from_pretrained(w / "m", dtype=torch.bfloat16).cuda().eval()
+ex = ExtractedDataset(w / "h")
+worst = 0.0
+for j in range(len(ex)):
+    ids, _m, hs = ex[j]
+    with torch.no_grad():
+        o = model(input_ids=ids[None].cuda(), output_hidden_states=True)
+    want = torch.stack([o.hidden_states[2], o.hidden_states[4], o.hidden_states[5], o.hidden_states[-1]], 2)[0]
+    worst = max(worst, float((hs.cuda().float() - want.float()).abs().max()))
+print(f"smoke: {len(ex)} samples, {len(ex.manifest['shards'])} shards, max abs diff {worst:.3g}",
+      "OK" if worst < 0.1 else "MISMATCH")
+PYEOF
+}
+
 case "${1:-}" in
 fetch1)
     cp .w1/part.aa "$W/part.aa"
     $PY -m pip install -q --no-index --no-deps --target "$W/site" .w1/gguf-*.whl
     ls -la "$W" "$W/site" | tee "$LOG"
+    write_smoke_py
+    run_step smoke timeout 150 $PY "$W/smoke.py" "$W" || true
+    grep '^smoke:' "$LOG" || true
+    ;;
+extract-bench)
+    if [ ! -f "$W/model.gguf" ]; then cat "$W/part.aa" .w2/part.ab >"$W/model.gguf"; fi
+    { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true; df -h "$W" || true; } | tee -a "$LOG"
+    write_convert_py
+    write_synth_py
+    run_step convert $PY "$W/convert.py" "$W"
+    M="$W/hf"
+    run_step synth $PY "$W/synth.py" "$M" "$W/synth_prep" "${NSAMP:-2000}"
+    # The disk's own ceiling: 2 GiB written and fsynced.
+    run_step dd dd if=/dev/zero of="$W/ddtest" bs=64M count=32 conv=fsync
+    rm -f "$W/ddtest"
+    run_step bench_extract $PY bench/bench_extract.py --prepared-data "$W/synth_prep" --out "$W/hidden_bench" \
+        --model "$M" --device "$DEVICE" --rounds "${ROUNDS:-2}" --json "$OUT/bench_extract.json"
+    grep -E '^(synth|bench_extract|\|)|copied|=== ' "$LOG" | tail -n 30
     ;;
 train)
     if [ ! -f "$W/model.gguf" ]; then cat "$W/part.aa" .w2/part.ab >"$W/model.gguf"; fi
@@ -136,11 +222,8 @@ train)
     run_step vocab $PY -m pipeline.vocab --prepared "$W/prepared" --output "$W/vocab.safetensors" \
         --draft-vocab-size 16384
     # 3. Extraction against a bare forward over the same batches ($W is the machine's local disk).
-    run_step bench_extract_nofsync $PY bench/bench_extract.py --prepared-data "$W/prepared" \
-        --out "$W/hidden_nofsync" --model "$M" --device "$DEVICE" --no-fsync --json "$OUT/bench_extract_nofsync.json"
-    rm -rf "$W/hidden_nofsync"
     run_step bench_extract $PY bench/bench_extract.py --prepared-data "$W/prepared" --out "$W/hidden" \
-        --model "$M" --device "$DEVICE" --json "$OUT/bench_extract.json"
+        --model "$M" --device "$DEVICE" --rounds 1 --json "$OUT/bench_extract.json"   # leaves the fsync run in $W/hidden
     # 4. Train, export, check.
     run_step train $PY -m pipeline.train --data "$W/hidden" --vocab-map "$W/vocab.safetensors" --out "$W/ckpt" \
         --epochs "$EPOCHS" --batch-size 32 --max-len 1024 --lr 3e-4 --warmup-steps 20 --save-every 200 --device "$DEVICE"
@@ -157,7 +240,7 @@ evaluate)
     grep '^evaluate:' "$LOG"
     ;;
 *)
-    echo "usage: bash bench/gpu_pipeline.sh fetch1|train|evaluate" >&2
+    echo "usage: bash bench/gpu_pipeline.sh fetch1|train|evaluate|extract-bench" >&2
     exit 2
     ;;
 esac

@@ -17,7 +17,11 @@ target distribution is ``lm_head`` of it), as bf16 safetensors shards::
 
 Every file is written atomically. A rerun with the same inputs skips shards
 that validate and redoes any that do not (a torn shard). SIGTERM lets the
-current shard finish, then exits 143. Backends: ``hf`` (transformers) and
+current shard finish (and the writer drain), then exits 143.
+
+On a GPU the forwards never wait for the disk: each batch's rows go to a
+reused pinned buffer by an asynchronous copy, and one writer thread streams
+them into the shard file (header first) while the next batches run. Backends: ``hf`` (transformers) and
 ``vllm`` (tensor parallel; vLLM is imported only when chosen).
 """
 
@@ -187,7 +191,7 @@ class HFCapture:
     """Runs the target's decoder (without ``lm_head``) and returns the four streams.
 
     Forward hooks on the three aux layers and the final norm capture exactly
-    the tensors the servers will feed the draft.
+    the tensors the servers will feed the draft; no other layer's output is kept.
     """
 
     def __init__(self, model: Any, aux_layers: list[int]) -> None:
@@ -211,14 +215,34 @@ class HFCapture:
         for h in self._handles:
             h.remove()
 
+    def _forward(self, input_ids: Any, attention_mask: Any) -> None:
+        self._captured.clear()
+        self.base(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+
     def __call__(self, input_ids: Any, attention_mask: Any) -> Any:
         """Return bf16 [B, L, 4, H] for a right-padded batch."""
         import torch
 
-        self._captured.clear()
         with torch.inference_mode():
-            self.base(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+            self._forward(input_ids, attention_mask)
             return torch.stack([self._captured[s] for s in range(STREAMS)], dim=2).to(torch.bfloat16)
+
+    def rows(self, input_ids: Any, attention_mask: Any, flat_index: Any) -> Any:
+        """Return bf16 [n, 4, H]: the rows of the real tokens, picked by ``flat_index`` into B*L.
+
+        The index comes from the host's copy of the mask, so unlike boolean
+        indexing on the device this never waits for the GPU.
+        """
+        import torch
+
+        with torch.inference_mode():
+            self._forward(input_ids, attention_mask)
+            picked = []
+            for s in range(STREAMS):
+                t = self._captured[s]
+                picked.append(t.reshape(-1, t.shape[-1]).index_select(0, flat_index).to(torch.bfloat16))
+            self._captured.clear()
+            return torch.stack(picked, dim=1)
 
 
 def _load_hf(args: Any) -> tuple[Any, Any, str]:
@@ -251,106 +275,314 @@ def _load_hf(args: Any) -> tuple[Any, Any, str]:
     return model, model.config, device
 
 
-class _Writer(threading.Thread):
-    """Writes finished shards off the compute thread so the GPU keeps running."""
+# Tensor order inside a shard file written by this stage. hidden_states comes first so it can be
+# streamed batch by batch; its size (8*H bytes a token) keeps the int64 tensors after it 8-aligned.
+_SMALL_TENSORS = (("offsets", "I64", 8), ("sample_index", "I64", 8), ("input_ids", "I32", 4), ("loss_mask", "U8", 1))
 
-    def __init__(self, out: Path, fsync: bool) -> None:
+
+def _shard_header(k: int, num_tokens: int, num_samples: int, hidden: int) -> bytes:
+    """The safetensors header (length prefix + JSON, space-padded to 8 bytes) of one shard.
+
+    Every size is known before the first forward, so the header is written
+    first and the rows follow as they come off the GPU.
+    """
+    header: dict[str, Any] = {"__metadata__": {"format": FORMAT, "shard": str(k)}}
+    pos = num_tokens * STREAMS * hidden * BYTES_PER_VALUE
+    header["hidden_states"] = {"dtype": "BF16", "shape": [num_tokens, STREAMS, hidden], "data_offsets": [0, pos]}
+    counts = {"offsets": num_samples + 1, "sample_index": num_samples, "input_ids": num_tokens,
+              "loss_mask": num_tokens}
+    for name, dtype, width in _SMALL_TENSORS:
+        header[name] = {"dtype": dtype, "shape": [counts[name]], "data_offsets": [pos, pos + counts[name] * width]}
+        pos += counts[name] * width
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    return len(raw).to_bytes(8, "little") + raw
+
+
+def _write_all(fd: int, buf: Any) -> None:
+    """os.write until every byte of ``buf`` is out (os.write may write less; it drops the GIL)."""
+    view = memoryview(buf).cast("B")
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _tensor_bytes(t: Any) -> Any:
+    """A zero-copy byte view of a contiguous CPU tensor."""
+    import torch
+
+    return t.contiguous().view(torch.uint8).numpy()
+
+
+_SYNC_FILE_RANGE: Any = None
+
+
+def _start_writeback(fd: int, offset: int, nbytes: int) -> None:
+    """Ask the kernel to start writing a range to disk now (Linux sync_file_range; else nothing).
+
+    Without it a machine with much RAM keeps a whole shard dirty in the page
+    cache and the fsync at the shard's end writes all of it while the queue stalls.
+    """
+    global _SYNC_FILE_RANGE
+    if _SYNC_FILE_RANGE is None:
+        _SYNC_FILE_RANGE = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None, use_errno=True).sync_file_range
+                fn.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+                fn.restype = ctypes.c_int
+                _SYNC_FILE_RANGE = fn
+            except (OSError, AttributeError):
+                pass
+    if _SYNC_FILE_RANGE:
+        _SYNC_FILE_RANGE(fd, offset, nbytes, 2)  # SYNC_FILE_RANGE_WRITE; errors only cost speed
+
+
+class _Writer(threading.Thread):
+    """The one background thread that writes shards while the main thread keeps running forwards.
+
+    Work items, in order, on a bounded queue:
+
+    * ``("open", k, header)``: create ``.shard-k.partial`` and write the header;
+    * ``("rows", tensor, event, release)``: wait for ``event`` (the device->host
+      copy into ``tensor``), append its bytes, then call ``release`` (the
+      buffer goes back to the pool);
+    * ``("close", k, small)``: append the small tensors, fsync, rename to
+      ``shard-k.safetensors``, fsync the directory;
+    * ``None``: stop (an open, unclosed shard is discarded).
+
+    After an error it records it in ``error`` and keeps draining the queue,
+    releasing buffers, so the main thread never blocks on a dead writer.
+    """
+
+    def __init__(self, out: Path, fsync: bool, maxsize: int = 8) -> None:
         super().__init__(daemon=True, name="shard-writer")
-        self.q: queue.Queue[Any] = queue.Queue(maxsize=2)  # backpressure: at most 2 shards in RAM
+        self.q: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
         self.out = out
         self.fsync = fsync
         self.error: BaseException | None = None
+        self._fd: int | None = None
+        self._tmp: Path | None = None
+        self._pos = 0  # bytes of hidden_states written to the open shard
+        self._want = 0
+        self._data_start = 0
+
+    def put(self, item: Any) -> None:
+        """Queue work (blocks while the queue is full: the backpressure), then surface a writer error."""
+        self.q.put(item)
+        if self.error is not None:
+            raise StageError(f"{self.out}: writing a shard failed: {self.error}") from self.error
 
     def run(self) -> None:
-        from safetensors.torch import save_file
-
         while True:
             item = self.q.get()
             if item is None:
+                self._discard()
                 return
-            k, tensors, events = item
             try:
-                for ev in events:
-                    ev.synchronize()  # the D2H copies of this shard have landed
-                import torch
-
-                data = {
-                    "hidden_states": torch.cat(tensors["hidden_states"]) if tensors["hidden_states"] else
-                    torch.zeros(0),
-                    "input_ids": torch.cat(tensors["input_ids"]),
-                    "loss_mask": torch.cat(tensors["loss_mask"]),
-                    "offsets": tensors["offsets"],
-                    "sample_index": tensors["sample_index"],
-                }
-                path = self.out / shard_name(k)
-                tmp = self.out / f".{shard_name(k)}.partial"
-                save_file(data, str(tmp), metadata={"format": FORMAT, "shard": str(k)})
-                if self.fsync:
-                    fd = os.open(tmp, os.O_RDONLY)
-                    try:
-                        os.fsync(fd)
-                    finally:
-                        os.close(fd)
-                os.replace(tmp, path)
-                if self.fsync:
-                    fsync_dir(self.out)
+                if self.error is None:
+                    self._handle(item)
             except BaseException as exc:  # noqa: BLE001 - surfaced by the main thread
                 self.error = exc
-                return
+                self._discard()
+            finally:
+                if item[0] == "rows" and item[3] is not None:
+                    try:
+                        if item[2] is not None:
+                            item[2].synchronize()  # never hand back a buffer a copy still writes into
+                    finally:
+                        item[3]()
+
+    def _handle(self, item: Any) -> None:
+        kind = item[0]
+        if kind == "open":
+            _kind, k, header = item
+            self._tmp = self.out / f".{shard_name(k)}.partial"
+            self._fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            _write_all(self._fd, header)
+            hdr = json.loads(header[8:])
+            self._want = hdr["hidden_states"]["data_offsets"][1]
+            self._data_start = len(header)
+            self._pos = 0
+        elif kind == "rows":
+            _kind, t, event, _release = item
+            if event is not None:
+                event.synchronize()  # the device->host copy has landed
+            assert self._fd is not None
+            nbytes = t.numel() * t.element_size()
+            _write_all(self._fd, _tensor_bytes(t))
+            if self.fsync:
+                _start_writeback(self._fd, self._data_start + self._pos, nbytes)
+            self._pos += nbytes
+        elif kind == "close":
+            _kind, k, small = item
+            assert self._fd is not None and self._tmp is not None
+            if self._pos != self._want:
+                raise StageError(f"{self._tmp}: {self._pos} bytes of hidden states, the header says {self._want}")
+            for name, _dtype, _width in _SMALL_TENSORS:
+                _write_all(self._fd, _tensor_bytes(small[name]))
+            if self.fsync:
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+            os.replace(self._tmp, self.out / shard_name(k))
+            self._tmp = None
+            if self.fsync:
+                fsync_dir(self.out)
+
+    def _discard(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
+
+
+class _HostBuffers:
+    """A small pool of reusable host buffers for the device->host copies.
+
+    Pinned (page-locked) on CUDA, so copies run asynchronously on a side
+    stream; allocated lazily, so only as many exist as the writer lags behind
+    (at most ``max_buffers``). ``take`` blocks while all are in the writer's
+    hands: that is what bounds host memory.
+    """
+
+    def __init__(self, rows: int, hidden: int, pinned: bool, max_buffers: int, writer: _Writer) -> None:
+        self.rows, self.hidden, self.pinned = rows, hidden, pinned
+        self.max_buffers = max_buffers
+        self.created = 0
+        self.free: queue.Queue[Any] = queue.Queue()
+        self.writer = writer
+
+    def take(self, n: int) -> tuple[Any, Callable[[], None]]:
+        """A [n, 4, H] bf16 view of a free buffer, and the callable that returns it to the pool."""
+        import torch
+
+        try:
+            buf = self.free.get_nowait()
+        except queue.Empty:
+            if self.created < self.max_buffers:
+                self.created += 1
+                buf = torch.empty((self.rows, STREAMS, self.hidden), dtype=torch.bfloat16, pin_memory=self.pinned)
+            else:
+                while True:
+                    try:
+                        buf = self.free.get(timeout=1.0)
+                        break
+                    except queue.Empty:
+                        if self.writer.error is not None or not self.writer.is_alive():
+                            raise StageError(f"{self.writer.out}: the shard writer stopped: "
+                                             f"{self.writer.error}") from self.writer.error
+        return buf[:n], lambda: self.free.put(buf)
+
+
+def _pool_size(rows: int, hidden: int, budget_bytes: int = 4 << 30) -> int:
+    """How many host buffers of ``rows`` rows the pool may hold: 2..8, within ``budget_bytes``."""
+    per = max(1, rows * STREAMS * hidden * BYTES_PER_VALUE)
+    return max(2, min(8, budget_bytes // per))
+
+
+def _batch_inputs(ds: Any, batch: list[int]) -> tuple[Any, Any, list[Any], list[Any]]:
+    """Right-padded ids and mask [B, L] of one batch, and each sample's int32 ids and uint8 loss mask."""
+    import numpy as np
+    import torch
+
+    longest = int(ds[batch[0]][1].size)
+    ids = np.zeros((len(batch), longest), dtype=np.int64)
+    mask = np.zeros((len(batch), longest), dtype=np.int64)
+    ids_parts, mask_parts = [], []
+    for r, i in enumerate(batch):
+        _sid, a, m = ds[i]
+        ids[r, : a.size] = a
+        mask[r, : a.size] = 1
+        ids_parts.append(torch.from_numpy(a.astype("int32")))
+        mask_parts.append(torch.from_numpy(m.astype("uint8")))
+    return torch.from_numpy(ids), torch.from_numpy(mask), ids_parts, mask_parts
+
+
+def _small_tensors(order: list[int], lengths: Sequence[int], ids_parts: list[Any], mask_parts: list[Any]) -> dict[str, Any]:
+    import torch
+
+    offsets = [0]
+    for i in order:
+        offsets.append(offsets[-1] + int(lengths[i]))
+    return {
+        "offsets": torch.tensor(offsets, dtype=torch.int64),
+        "sample_index": torch.tensor(order, dtype=torch.int64),
+        "input_ids": torch.cat(ids_parts) if ids_parts else torch.zeros(0, dtype=torch.int32),
+        "loss_mask": torch.cat(mask_parts) if mask_parts else torch.zeros(0, dtype=torch.uint8),
+    }
 
 
 def _run_hf_shard(
     capture: HFCapture,
     ds: Any,
+    k: int,
     shard: list[int],
+    batches: list[list[int]],
     lengths: Sequence[int],
-    args: Any,
+    hidden: int,
     device: str,
     bar: Any,
     copy_stream: Any,
-) -> tuple[dict[str, Any], list[Any]]:
-    """Run every batch of one shard; return CPU tensors (in batch order) and copy events."""
+    pool: _HostBuffers,
+    writer: _Writer,
+) -> None:
+    """Run every batch of shard ``k`` and stream its rows to the writer; returns once all are queued.
+
+    Nothing here waits for the GPU: the row index comes from the host mask, the
+    copy to a pooled host buffer runs on ``copy_stream`` and the writer waits
+    on its event. Rows land in batch order, which is the order ``offsets`` and
+    ``sample_index`` describe.
+    """
     import torch
 
-    parts: dict[str, list[Any]] = {"hidden_states": [], "input_ids": [], "loss_mask": []}
-    order: list[int] = []
-    events: list[Any] = []
     cuda = device.startswith("cuda")
-    for batch in make_batches(shard, lengths, args.batch_tokens, args.max_batch):
-        longest = int(lengths[batch[0]])
-        ids = torch.zeros((len(batch), longest), dtype=torch.long)
-        mask = torch.zeros((len(batch), longest), dtype=torch.long)
-        for r, i in enumerate(batch):
-            _sid, a, m = ds[i]
-            ids[r, : a.size] = torch.from_numpy(a)
-            mask[r, : a.size] = 1
-            parts["input_ids"].append(torch.from_numpy(a.astype("int32")))
-            parts["loss_mask"].append(torch.from_numpy(m.astype("uint8")))
-        ids_d = ids.to(device, non_blocking=True)
-        mask_d = mask.to(device, non_blocking=True)
-        hs = capture(ids_d, mask_d)  # [B, L, 4, H]
-        valid = hs[mask_d.bool()]  # right padding: rows come out sample by sample
+    writer.put(("open", k, _shard_header(k, sum(int(lengths[i]) for i in shard), len(shard), hidden)))
+    order: list[int] = []
+    ids_parts: list[Any] = []
+    mask_parts: list[Any] = []
+    for batch in batches:
+        ids, mask, ip, mp = _batch_inputs(ds, batch)
+        ids_parts += ip
+        mask_parts += mp
+        flat = mask.view(-1).nonzero().squeeze(1)  # real tokens, sample by sample (right padding)
+        n = int(flat.numel())
         if cuda:
-            host = torch.empty(valid.shape, dtype=valid.dtype, pin_memory=True)
+            ids, mask, flat = ids.pin_memory(), mask.pin_memory(), flat.pin_memory()
+        rows = capture.rows(ids.to(device, non_blocking=True), mask.to(device, non_blocking=True),
+                            flat.to(device, non_blocking=True))
+        host, release = pool.take(n)
+        if cuda:
             copy_stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(copy_stream):
-                host.copy_(valid, non_blocking=True)
-                ev = torch.cuda.Event()
-                ev.record(copy_stream)
-            valid.record_stream(copy_stream)
-            events.append(ev)
-            parts["hidden_states"].append(host)
+                host.copy_(rows, non_blocking=True)
+                event = torch.cuda.Event()
+                event.record(copy_stream)
+            rows.record_stream(copy_stream)  # its memory is not reused before the copy is done
         else:
-            parts["hidden_states"].append(valid.cpu())
+            host.copy_(rows)
+            event = None
+        writer.put(("rows", host, event, release))
         order.extend(batch)
-        bar.update(int(mask.sum()))
-    offsets = [0]
-    for i in order:
-        offsets.append(offsets[-1] + int(lengths[i]))
-    out = dict(parts)
-    out["offsets"] = torch.tensor(offsets, dtype=torch.int64)
-    out["sample_index"] = torch.tensor(order, dtype=torch.int64)
-    return out, events
+        bar.update(n)
+    writer.put(("close", k, _small_tensors(order, lengths, ids_parts, mask_parts)))
+
+
+def _queue_whole_shard(writer: _Writer, k: int, tensors: dict[str, Any], hidden: int) -> None:
+    """Hand a shard computed in one piece (the vllm backend) to the writer."""
+    hs = tensors["hidden_states"]
+    n_tokens = sum(int(t.shape[0]) for t in hs)
+    writer.put(("open", k, _shard_header(k, n_tokens, int(tensors["sample_index"].numel()), hidden)))
+    for t in hs:
+        writer.put(("rows", t.to("cpu").contiguous(), None, None))
+    order = tensors["sample_index"].tolist()
+    offsets = tensors["offsets"].tolist()
+    lengths = {i: offsets[j + 1] - offsets[j] for j, i in enumerate(order)}
+    writer.put(("close", k, _small_tensors(order, lengths, tensors["input_ids"], tensors["loss_mask"])))
 
 
 def _save_target_files(out: Path, model: Any, config: Any) -> None:
@@ -454,9 +686,7 @@ def run_extract(args: Any) -> int:
     try:
         if args.backend == "vllm":
             for k in todo:
-                writer.q.put((k, backend.run_shard(ds, shards[k], lengths, bar), []))
-                if writer.error:
-                    raise writer.error
+                _queue_whole_shard(writer, k, backend.run_shard(ds, shards[k], lengths, bar), hidden)
                 if stop.is_set():
                     stopped = True
                     break
@@ -464,13 +694,16 @@ def run_extract(args: Any) -> int:
             import torch
 
             capture = HFCapture(model, aux)
-            copy_stream = torch.cuda.Stream() if device.startswith("cuda") else None
+            cuda = device.startswith("cuda")
+            copy_stream = torch.cuda.Stream() if cuda else None
+            batches = {k: make_batches(shards[k], lengths, args.batch_tokens, args.max_batch) for k in todo}
+            rows = max((sum(int(lengths[i]) for i in b) for k in todo for b in batches[k]), default=1)
+            pool = _HostBuffers(rows, hidden, pinned=cuda, max_buffers=_pool_size(rows, hidden), writer=writer)
             for k in todo:
-                tensors, events = _run_hf_shard(capture, ds, shards[k], lengths, args, device, bar, copy_stream)
-                writer.q.put((k, tensors, events))
-                if writer.error:
-                    raise writer.error
-                # SIGTERM is honoured only between shards: the current one is finished and written.
+                _run_hf_shard(capture, ds, k, shards[k], batches[k], lengths, hidden, device, bar, copy_stream,
+                              pool, writer)
+                # SIGTERM is honoured only between shards: the current one is finished and written
+                # (the writer drains below before the exit).
                 if stop.is_set():
                     stopped = True
                     break

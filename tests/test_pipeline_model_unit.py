@@ -223,6 +223,55 @@ def test_disk_check_refuses_when_too_small(tmp_path: Path) -> None:
     check_disk(tmp_path / "new", 1 << 20, reserve=0)
 
 
+def test_shard_writer_streams_a_valid_safetensors_file(tmp_path: Path) -> None:
+    """Header first, rows batch by batch, small tensors last: safetensors reads it; errors do not hang."""
+    from safetensors.torch import load_file
+
+    from pipeline.common import StageError
+    from pipeline.extract import (
+        _HostBuffers,
+        _shard_header,
+        _small_tensors,
+        _Writer,
+        shard_name,
+        validate_shard,
+    )
+
+    hidden, lengths = 8, [3, 5, 2]
+    hs = torch.randn(10, 4, hidden).to(torch.bfloat16)
+    ids = [torch.arange(n, dtype=torch.int32) for n in lengths]
+    masks = [torch.ones(n, dtype=torch.uint8) for n in lengths]
+    w = _Writer(tmp_path, fsync=True, maxsize=2)
+    w.start()
+    pool = _HostBuffers(8, hidden, pinned=False, max_buffers=2, writer=w)
+    w.put(("open", 0, _shard_header(0, 10, 3, hidden)))
+    for a, b in ((0, 3), (3, 8), (8, 10)):  # three batches through two pooled buffers
+        buf, release = pool.take(b - a)
+        buf.copy_(hs[a:b])
+        w.put(("rows", buf, None, release))
+    w.put(("close", 0, _small_tensors([0, 1, 2], lengths, ids, masks)))
+    w.q.put(None)
+    w.join()
+    assert w.error is None and pool.created == 2
+    got = load_file(str(tmp_path / shard_name(0)))
+    assert torch.equal(got["hidden_states"], hs)
+    assert got["offsets"].tolist() == [0, 3, 8, 10] and got["sample_index"].tolist() == [0, 1, 2]
+    assert got["input_ids"].dtype == torch.int32 and got["loss_mask"].dtype == torch.uint8
+    assert validate_shard(tmp_path / shard_name(0), [0, 1, 2], lengths, hidden) is None
+    # A writer that fails (rows that do not add up) reports it and drops the partial file.
+    w = _Writer(tmp_path, fsync=False, maxsize=1)
+    w.start()
+    w.put(("open", 1, _shard_header(1, 10, 3, hidden)))
+    w.put(("rows", hs[:4].clone(), None, None))
+    with pytest.raises(StageError, match="writing a shard failed"):
+        for _ in range(5):
+            w.put(("close", 1, _small_tensors([0, 1, 2], lengths, ids, masks)))
+            time.sleep(0.05)
+    w.q.put(None)
+    w.join()
+    assert not (tmp_path / shard_name(1)).exists() and not list(tmp_path.glob(".*partial"))
+
+
 def _train(out: Path, data: Path, vmap: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return _run(["pipeline.train", "--data", str(data), "--vocab-map", str(vmap), "--out", str(out),
                  "--device", "cpu", "--batch-size", "4", "--max-steps", "8", "--save-every", "100",
