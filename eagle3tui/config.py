@@ -31,7 +31,7 @@ PIPELINE_KEYS = {
 }
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
-    "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description",
+    "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
 }
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
@@ -98,6 +98,8 @@ class StageConfig:
     env: dict[str, str] = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
     estimate_s: float | None = None
+    # Per-phase estimates, keyed by the start of a progress bar's description.
+    phases: dict[str, float] = field(default_factory=dict)
     gpus: GpuSpec = GpuSpec()
     resume: tuple[str, ...] = ()
     log: Path = Path("stage.log")
@@ -532,6 +534,18 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         except ValueError as e:
             b.err(str(e), f"{k}.estimate", line("estimate"), "use e.g. estimate = \"22m\" or \"1h30m\"")
 
+    phases: dict[str, float] = {}
+    raw_phases = st.get("phases", {})
+    if not isinstance(raw_phases, dict):
+        b.err("phases must be a table of progress-bar descriptions to durations", f"{k}.phases",
+              line("phases"), "e.g. phases = { \"Loading safetensors checkpoint shards\" = \"22m\" }")
+    else:
+        for desc, value in raw_phases.items():
+            try:
+                phases[str(desc)] = parse_duration(value)
+            except ValueError as e:
+                b.err(str(e), f"{k}.phases.{desc}", line("phases"), "use a duration such as \"22m\"")
+
     gpus = GpuSpec()
     if "gpus" in st:
         g = st["gpus"]
@@ -638,7 +652,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
 
     return StageConfig(
         name=name, command=command, shell=shell, cwd=cwd, env=env, depends_on=tuple(deps),
-        estimate_s=estimate, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
+        estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
         ready=ready, stop_grace_s=grace, retry=retry, disk=disk, description=description, line=head,
     )
 

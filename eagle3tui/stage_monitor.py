@@ -52,7 +52,7 @@ class StageWatch:
             rec.log, offset=rec.log_offset, rules=rules, stage=stage.name,
             # Without an estimate, the median of this stage's past durations.
             estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
-            drift_threshold=config.drift_threshold,
+            drift_threshold=config.drift_threshold, phase_estimates=stage.phases,
             stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at)
         self._stalled_at: float | None = None
         self.benign_seen: set[str] = set()
@@ -150,11 +150,17 @@ class StageWatch:
             # bars (load, then work), and a later bar's own elapsed time leaves
             # out everything before it. Stage elapsed + this bar's remaining is
             # a lower bound of the stage's duration, so drift is never overstated.
-            elapsed = max(0.0, time.time() - self.started_at)
-            projected = elapsed + eta.remaining_s
-            estimate = self.monitor.eta_tracker.estimate_s
-            out["eta"] = {"projected_s": projected, "remaining_s": eta.remaining_s,
-                          "drift": projected / estimate - 1.0 if estimate else None}
+            tracker = self.monitor.eta_tracker
+            if tracker.phase is not None:
+                # A phase with its own estimate is judged on its own bar.
+                out["eta"] = {"projected_s": eta.projected_s, "remaining_s": eta.remaining_s,
+                              "drift": eta.drift, "phase": tracker.phase}
+            else:
+                elapsed = max(0.0, time.time() - self.started_at)
+                projected = elapsed + eta.remaining_s
+                estimate = tracker.estimate_s
+                out["eta"] = {"projected_s": projected, "remaining_s": eta.remaining_s,
+                              "drift": projected / estimate - 1.0 if estimate else None}
         return out
 
     def tail_errors(self, n: int) -> list[dict[str, Any]]:

@@ -26,3 +26,19 @@ def test_threshold_follows_time_per_item():
     d = StallDetector(floor_s=60, k=10)
     assert d.threshold(None) == 60
     assert d.threshold(27.3) == 273
+
+
+def test_phase_estimate_judges_the_load_bar_not_the_whole_stage():
+    """The seed run: a 22-minute load estimate inside a 2h15m extraction stage."""
+    from pathlib import Path
+
+    from eagle3tui.logs.monitor import StageLogMonitor
+
+    log = Path(__file__).parent / "fixtures/logs/issues/seed_extraction.log"
+    whole = StageLogMonitor(log, estimate_s=8100)
+    assert not [e for e in whole.poll() if e.rule == "eta-drift"]  # 31 min < 2h15m: no alarm
+    phased = StageLogMonitor(log, estimate_s=8100,
+                             phase_estimates={"Loading safetensors checkpoint shards": 22 * 60})
+    drift = [e for e in phased.poll() if e.rule == "eta-drift"]
+    assert drift and "against an estimate of 22:00" in drift[0].text
+    assert phased.eta_tracker.phase == "Loading safetensors checkpoint shards"

@@ -38,8 +38,15 @@ class EtaTracker:
     below 80 % of the threshold).
     """
 
-    def __init__(self, estimate_s: float | None = None, drift_threshold: float = 0.25, window: int = 9) -> None:
+    def __init__(self, estimate_s: float | None = None, drift_threshold: float = 0.25, window: int = 9,
+                 phases: dict[str, float] | None = None) -> None:
         self.estimate_s = estimate_s
+        # Estimates for named phases of a stage ("Loading safetensors checkpoint
+        # shards" = 22 min): a bar whose description starts with a phase name
+        # is judged against that phase's estimate, not the whole stage's.
+        self.stage_estimate_s = estimate_s
+        self.phases = dict(phases or {})
+        self.phase: str | None = None
         self.drift_threshold = drift_threshold
         self.window = window
         self.eta: Eta | None = None
@@ -73,6 +80,9 @@ class EtaTracker:
         if key != self._key or (self._base is not None and upd.n < self._base[1]):
             self.reset()
             self._key = key
+            self.phase = next((p for p in self.phases if (upd.desc or "").startswith(p)), None)
+            self.estimate_s = self.phases[self.phase] if self.phase else self.stage_estimate_s
+            self._armed = True
         if self._t0 is None:
             self._t0 = now - (upd.elapsed_s or 0.0)
         t = upd.elapsed_s if upd.elapsed_s is not None else now - self._t0

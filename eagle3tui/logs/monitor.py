@@ -200,6 +200,7 @@ class StageLogMonitor:
         stage: str | None = None,
         estimate_s: float | None = None,
         drift_threshold: float = 0.25,
+        phase_estimates: dict[str, float] | None = None,
         stall_floor_s: float = 300.0,
         stall_k: float = 10.0,
         progress_events: bool = False,
@@ -221,7 +222,7 @@ class StageLogMonitor:
         if estimate_s is None and history is not None and stage is not None:
             # No configured estimate: the median of this stage's past runs.
             estimate_s = history.median(stage)
-        self.eta_tracker = EtaTracker(estimate_s, drift_threshold)
+        self.eta_tracker = EtaTracker(estimate_s, drift_threshold, phases=phase_estimates)
         self.stall = StallDetector(stall_floor_s, stall_k)
         self.progress_events = progress_events
         self.progress_mode = progress_mode
