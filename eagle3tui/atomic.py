@@ -32,7 +32,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, fsync: bool
             pass
         raise
     if fsync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, fsync: bool = True) -> None:
@@ -41,8 +41,8 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, fsync: bool = T
     atomic_write_bytes(path, data, fsync=fsync)
 
 
-def _fsync_dir(directory: Path) -> None:
-    # The rename itself is only durable once the directory entry is synced.
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """fsync a directory: a rename inside it is only durable once its entry is synced."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -13,12 +13,15 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, overload
+
+# The same crash-safe writes the supervisor uses (temp file, fsync, rename,
+# fsync of the directory): one implementation for the whole project.
+from eagle3tui.atomic import atomic_write_bytes, fsync_dir
 
 T = TypeVar("T")
 
@@ -42,46 +45,6 @@ class StageError(Exception):
     Stage ``main`` functions catch it and call :func:`fail`, so library callers
     get an exception while the CLI gets ``error: ...`` and exit code 1.
     """
-
-
-def fsync_dir(path: str | os.PathLike[str]) -> None:
-    """fsync a directory so a rename inside it survives a crash (no-op where unsupported)."""
-    try:
-        fd = os.open(os.fspath(path), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        # Some filesystems (and Windows) refuse fsync on directories; the
-        # rename is still atomic, only its durability is weaker.
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same dir, fsync, rename.
-
-    Readers see either the old file or the complete new one, never a prefix.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Same directory as the target: os.replace is only atomic within one filesystem.
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(target.parent)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
