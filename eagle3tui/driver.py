@@ -120,6 +120,9 @@ class Driver:
         """Drive until idle or ``stop`` is set. Returns 0, or 3 if another driver holds the lock."""
         if not self.lock.acquire(timeout=lock_timeout):
             return 3
+        # Another driver may have changed the intent while we waited for the
+        # lock (and execute() before run() saved its own change): start from disk.
+        self.intent = Intent.load(self.state_dir)
         stop = stop or threading.Event()
         try:
             self.commands_dir.mkdir(parents=True, exist_ok=True)
