@@ -100,12 +100,16 @@ def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> in
     while True:
         store = RunStore(config.state_dir)
         _, live = read_live(config.state_dir)
-        sts = {s.name: s for s in derive_statuses(config, store, Intent.load(config.state_dir), live)}
+        intent = Intent.load(config.state_dir)
+        sts = {s.name: s for s in derive_statuses(config, store, intent, live)}
         states = [sts[n].state for n in names]
         if all(s in (StageState.SUCCEEDED, StageState.SKIPPED) for s in states):
             return EXIT_OK
-        if any(s in (StageState.FAILED, StageState.STOPPED) for s in states) and \
-                not any(s.active for s in states):
+        # A failure is final once a driver has settled it (a retry policy may
+        # queue a resume at that moment) and nothing is queued to run again.
+        ended = [sts[n] for n in names if sts[n].state in (StageState.FAILED, StageState.STOPPED)]
+        if ended and all(s.settled for s in ended) and not any(s.active for s in states) \
+                and not intent.relaunch:
             stuck = [n for n in names if sts[n].state in (StageState.PENDING, StageState.WAITING)]
             if not stuck or all("blocked" in (sts[n].reason or "") for n in stuck):
                 return EXIT_FAILED

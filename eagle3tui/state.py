@@ -97,6 +97,8 @@ class StageStatus:
     hint: str = ""
     # For a failed attempt: the last error events of its log (line, rule, text).
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # A driver has processed the attempt's end (alerts sent, retry decided).
+    settled: bool = False
     live: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self, now: float | None = None) -> float | None:
@@ -175,6 +177,7 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.state, st.reason, st.hint = record_state(rec, stage)
             if st.state == StageState.FAILED:
                 st.errors = list(rec.extra.get("last_errors", []))
+            st.settled = bool(rec.extra.get("finalized"))
             if stage.is_service:
                 st.ready = bool(rec.extra.get("ready_at")) if st.state.active else None
         if stage.name in intent.skipped and not st.state.active:
