@@ -337,3 +337,17 @@ def test_unknown_stage_exit_2(pipeline):
     """)
     r = pipeline.cli("stop", "nope")
     assert r.returncode == 2 and "no stage named 'nope'" in r.stderr and "stages: a" in r.stderr
+
+
+def test_wait_follows_a_retry_to_success(pipeline):
+    pipeline.write("""
+        [[stage]]
+        name = "flaky"
+        command = ["sh", "-c", "if [ \\"$1\\" = --resume ]; then echo ok; else echo 'RuntimeError: NCCL error: unhandled system error'; exit 1; fi", "sh"]
+        resume = ["--resume"]
+        retry = { max_attempts = 2, backoff = "1s", on = ["nccl"] }
+    """)
+    r = pipeline.cli("start", "flaky", "--wait", "--timeout", "60")
+    assert r.returncode == 0, r.stderr
+    recs = pipeline.records("flaky")
+    assert [x["trigger"] for x in recs] == ["pipeline", "retry"] and recs[1]["argv"][-1] == "--resume"
