@@ -87,7 +87,7 @@ FAMILY_CASES = [
     ("Exception ignored in: <module 'threading' from '/usr/lib/python3.10/threading.py'>", "benign", "shutdown-noise"),
     # warnings and plain errors
     ("node1:1:2 [0] NCCL WARN Net : Connection closed by remote peer", "warning", "nccl-warn"),
-    ("/x.py:1: FutureWarning: `resume_download` is deprecated and will be removed in version 1.0.0.", "warning", "deprecation"),
+    ("/x.py:1: FutureWarning: `resume_download` is deprecated and will be removed in version 1.0.0.", "benign", "deprecation"),
     ("{'loss': nan, 'grad_norm': nan, 'learning_rate': 2e-05, 'epoch': 1.2}", "warning", "nan-loss"),
     ("ERROR 01-01 [x.py:1] Something the pack has never seen", "warning", "error-line"),
     ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)", "info", "server-ready"),
