@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import psutil
 import pytest
+from conftest import wait_for
 
 from eagle3tui.gpu.attribution import OTHER, attribute
 from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
@@ -16,15 +16,6 @@ from eagle3tui.gpu.sampler import GpuSampler
 
 GiB = 1 << 30
 
-
-def wait_for(cond, timeout: float = 10.0, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 def kill_tree(proc: subprocess.Popen) -> None:

@@ -7,10 +7,10 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
+from conftest import wait_for
 
 from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
 from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
@@ -19,15 +19,6 @@ from eagle3tui.gpu.signals import GpuWitness, MemoryTrend
 GiB = 1 << 30
 MiB = 1 << 20
 
-
-def wait_for(cond, timeout: float = 15.0, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 def test_monitor_follows_a_stage_from_loading_to_freed(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from conftest import wait_for
 
 from eagle3tui.gpu.fakenvml import (
     NVML_ERROR_FUNCTION_NOT_FOUND,
@@ -22,16 +23,6 @@ from eagle3tui.gpu.sampler import GpuSampler
 GiB = 1 << 30
 MiB = 1 << 20
 
-
-def wait_for(cond, timeout: float = 10.0, every: float = 0.02):
-    """Poll ``cond`` until it returns a truthy value or the deadline passes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 class StepClock:
