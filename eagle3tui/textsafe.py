@@ -3,52 +3,43 @@
 Log lines are data. Before a line reaches a terminal (CLI output, the TUI,
 alert lines) its ANSI/VT escape sequences are removed and other control
 characters are replaced, so a log can never move the cursor, change colours,
-set the window title or hide text.
+set the window title or hide text. The log reader strips with the same
+patterns before classifying.
 """
 
 from __future__ import annotations
 
-_ESC = "\x1b"
+import re
+
+# ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
+# its repeated classes are disjoint from what follows them ([0-?] then [ -/]
+# then one final byte in [@-~]), so a failed attempt gives back at most the
+# parameter run of that one sequence, and runs of different ESCs don't overlap.
+# OSC strings stop at BEL, ESC or a newline so one bad sequence can't swallow
+# the rest of the log. A lone ESC that starts nothing known is dropped.
+_ANSI = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?"
+_ANSI_STR = re.compile(_ANSI)
+_ANSI_BYTES = re.compile(_ANSI.encode())
 
 
-def strip_escapes(text: str) -> str:
-    """Remove CSI, OSC and other escape sequences in one linear pass."""
-    if _ESC not in text and "\x9b" not in text:
+def strip_ansi(text: str) -> str:
+    """Return ``text`` without ANSI escape sequences (colours, cursor moves)."""
+    if "\x1b" not in text:
         return text
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\x9b" or (ch == _ESC and i + 1 < n and text[i + 1] == "["):
-            # CSI: parameters and intermediates, then one final byte @..~
-            i += 1 if ch == "\x9b" else 2
-            while i < n and not ("@" <= text[i] <= "~"):
-                i += 1
-            i += 1
-        elif ch == _ESC and i + 1 < n and text[i + 1] in "]PX^_":
-            # OSC / DCS / SOS / PM / APC: up to BEL or ST (ESC \\)
-            i += 2
-            while i < n:
-                if text[i] == "\x07":
-                    i += 1
-                    break
-                if text[i] == _ESC and i + 1 < n and text[i + 1] == "\\":
-                    i += 2
-                    break
-                i += 1
-        elif ch == _ESC:
-            # Short escapes: ESC c, ESC 7 (two chars), ESC ( B charset selection (three).
-            i += 3 if i + 1 < n and text[i + 1] in "()*+" else 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    return _ANSI_STR.sub("", text)
+
+
+def strip_ansi_bytes(data: bytes) -> bytes:
+    """Bytes version of :func:`strip_ansi`."""
+    if b"\x1b" not in data:
+        return data
+    return _ANSI_BYTES.sub(b"", data)
 
 
 def printable(text: str, keep_newlines: bool = False) -> str:
     """``text`` with escapes removed and other control characters shown as spaces."""
-    text = strip_escapes(text)
-    keep = "\n\t" if keep_newlines else "\t"
+    text = strip_ansi(text)
     if text.isprintable():
         return text
+    keep = "\n\t" if keep_newlines else "\t"
     return "".join(ch if (ch.isprintable() or ch in keep) else " " for ch in text)

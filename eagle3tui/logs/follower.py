@@ -16,37 +16,11 @@ bytes, and the unfinished last line (a progress bar that only ever writes
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# ANSI/VT escape sequences. Linear time: every alternative starts with ESC and
-# its repeated classes are disjoint from what follows them ([0-?] then [ -/]
-# then one final byte in [@-~]), so a failed attempt gives back at most the
-# parameter run of that one sequence, and runs of different ESCs don't overlap.
-# OSC strings stop at BEL, ESC or a newline so one bad sequence can't swallow
-# the rest of the log. A lone ESC that starts nothing known is dropped.
-_ANSI_BYTES = re.compile(
-    rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?"
-)
-_ANSI_STR = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?"
-)
-
-
-def strip_ansi(text: str) -> str:
-    """Return ``text`` without ANSI escape sequences (colours, cursor moves)."""
-    if "\x1b" not in text:
-        return text
-    return _ANSI_STR.sub("", text)
-
-
-def strip_ansi_bytes(data: bytes) -> bytes:
-    """Bytes version of :func:`strip_ansi`."""
-    if b"\x1b" not in data:
-        return data
-    return _ANSI_BYTES.sub(b"", data)
+from eagle3tui.textsafe import strip_ansi, strip_ansi_bytes
 
 
 @dataclass(slots=True)
