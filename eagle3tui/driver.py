@@ -218,8 +218,8 @@ class Driver:
         return self._busy
 
     def statuses(self) -> dict[str, StageStatus]:
-        live = {n: {"run_id": w.run_id, "live": w.live(), "stalled": w.stalled,
-                    "ready": self._ready_flag(n)} for n, w in self.watches.items()}
+        live = {n: {"run_id": w.run_id, "live": w.live(), "stalled": w.stalled}
+                for n, w in self.watches.items()}
         for n, reason in self.waiting.items():
             live.setdefault(n, {})["waiting"] = reason
         sts = derive_statuses(self.config, self.store, self.intent, live)
@@ -282,13 +282,6 @@ class Driver:
         snap["disk"] = [{"path": d.path, "free_bytes": d.free_bytes, "write_bps": d.write_bps,
                          "forecast": d.forecast_text()} for d in up.disk]
         return snap
-
-    def _ready_flag(self, name: str) -> bool | None:
-        stage = self.config.stage(name)
-        if not stage.is_service:
-            return None
-        rec = self.store.latest(name)
-        return bool(rec and rec.extra.get("ready_at"))
 
     # -- launching and stopping -------------------------------------------
     def _launch(self, name: str, resume: bool) -> None:

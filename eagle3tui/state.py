@@ -187,8 +187,6 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.live = dict(lv.get("live", {}))
             if st.state == StageState.RUNNING and lv.get("stalled"):
                 st.state = StageState.STALLED
-            if lv.get("ready") is not None and st.state.active:
-                st.ready = lv["ready"]
         if lv and st.state == StageState.PENDING and lv.get("waiting"):
             st.state, st.reason = StageState.WAITING, lv["waiting"]
         out.append(st)
