@@ -62,10 +62,10 @@ def parse_duration(text: str | float) -> float:
     return total
 
 
-def format_duration(seconds: float | None) -> str:
-    """Compact clock text: "27:17", "1:02:03", "-" for unknown."""
+def format_duration(seconds: float | None, unknown: str = "-") -> str:
+    """Compact clock text: "27:17", "1:02:03", ``unknown`` for None."""
     if seconds is None or not math.isfinite(seconds):
-        return "-"
+        return unknown
     sign = "-" if seconds < 0 else ""
     s = round(abs(seconds))
     h, rem = divmod(s, 3600)

@@ -15,6 +15,7 @@ import tempfile
 from collections import defaultdict
 from typing import TextIO
 
+from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.monitor import StageLogMonitor, describe_progress
@@ -45,12 +46,7 @@ _MAX_FATAL_PER_RULE = 5
 
 
 def _fmt(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+    return format_duration(seconds, unknown="?")
 
 
 def _one_line(text: str, limit: int = 160) -> str:

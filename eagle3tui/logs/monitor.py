@@ -21,6 +21,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
@@ -155,12 +156,7 @@ def _looks_like_exception(line: str) -> bool:
 
 
 def _fmt_s(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+    return format_duration(seconds, unknown="?")
 
 
 def describe_progress(p: ProgressUpdate) -> str:
