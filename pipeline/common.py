@@ -33,6 +33,7 @@ __all__ = [
     "fail",
     "fsync_dir",
     "install_sigterm_flag",
+    "iter_jsonl",
     "log",
     "make_parser",
     "progress",
@@ -141,9 +142,18 @@ def fail(msg: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def iter_nonempty_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` for non-blank lines of a UTF-8 text file (1-based)."""
+def iter_jsonl(path: Path, fix: str | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` for the non-blank lines of a JSONL file.
+
+    A line that is not JSON raises StageError naming the file, line and column
+    (and ``fix``, when given).
+    """
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
-            if line.strip():
-                yield n, line
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as exc:
+                hint = f"\n  fix: {fix}" if fix else ""
+                raise StageError(f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno}){hint}") from exc

@@ -25,7 +25,15 @@ from typing import Any
 
 import torch
 
-from pipeline.common import StageError, atomic_write_json, fail, log, make_parser, progress
+from pipeline.common import (
+    StageError,
+    atomic_write_json,
+    fail,
+    iter_jsonl,
+    log,
+    make_parser,
+    progress,
+)
 
 __all__ = [
     "EagleDrafter",
@@ -241,14 +249,7 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
             if first > 0:
                 out.append(ids[:first].tolist())
     else:
-        p = Path(args.prompts)
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise StageError(f"{p}:{n}: invalid JSON ({exc.msg})\n  fix: one JSON object per line") from exc
+        for _n, rec in iter_jsonl(Path(args.prompts), fix="one JSON object per line"):
             msgs = rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
             msgs = [m for m in msgs if m.get("role") != "assistant"]
             # Render to text, then tokenize: apply_chat_template(tokenize=True) returns a list in

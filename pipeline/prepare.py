@@ -33,6 +33,7 @@ from pipeline.common import (
     StageError,
     atomic_write_text,
     fail,
+    iter_jsonl,
     log,
     make_parser,
     progress,
@@ -284,18 +285,9 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
         return
     # Everything else is read as JSONL (.jsonl, .ndjson, .txt of JSON lines).
     try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise StageError(
-                        f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})\n"
-                        "  fix: repair or delete that line, or pass --skip-invalid to drop bad lines"
-                    ) from exc
-                yield f"{path}:{n}", rec
+        fix = "repair or delete that line, or pass --skip-invalid to drop bad lines"
+        for n, rec in iter_jsonl(path, fix=fix):
+            yield f"{path}:{n}", rec
     except UnicodeDecodeError as exc:
         raise StageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 

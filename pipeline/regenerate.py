@@ -45,6 +45,7 @@ from pipeline.common import (
     atomic_write_json,
     atomic_write_text,
     fail,
+    iter_jsonl,
     log,
     make_parser,
     progress,
@@ -271,30 +272,23 @@ def load_prompts(path: Path) -> list[dict[str, Any]]:
         raise StageError(f"{path}: input file not found\n  fix: run `python -m pipeline.prepare -o {path}` first")
     out = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise StageError(f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)):
-                raise StageError(f"{path}:{n}: record has no 'id'\n  fix: produce the input with pipeline.prepare")
-            conv = rec.get("conversations")
-            if not isinstance(conv, list) or not all(
-                isinstance(t, dict) and isinstance(t.get("role"), str) and isinstance(t.get("content"), str)
-                for t in conv
-            ):
-                raise StageError(
-                    f"{path}:{n}: key 'conversations' must be a list of {{role, content}} turns\n"
-                    "  fix: produce the input with pipeline.prepare"
-                )
-            sid = str(rec["id"])
-            if sid in seen:
-                raise StageError(f"{path}:{n}: duplicate id {sid!r}\n  fix: ids must be unique (pipeline.prepare dedupes)")
-            seen.add(sid)
-            out.append({"id": sid, "conversations": conv})
+    for n, rec in iter_jsonl(path):
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)):
+            raise StageError(f"{path}:{n}: record has no 'id'\n  fix: produce the input with pipeline.prepare")
+        conv = rec.get("conversations")
+        if not isinstance(conv, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("role"), str) and isinstance(t.get("content"), str)
+            for t in conv
+        ):
+            raise StageError(
+                f"{path}:{n}: key 'conversations' must be a list of {{role, content}} turns\n"
+                "  fix: produce the input with pipeline.prepare"
+            )
+        sid = str(rec["id"])
+        if sid in seen:
+            raise StageError(f"{path}:{n}: duplicate id {sid!r}\n  fix: ids must be unique (pipeline.prepare dedupes)")
+        seen.add(sid)
+        out.append({"id": sid, "conversations": conv})
     return out
 
 

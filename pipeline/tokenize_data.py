@@ -22,7 +22,6 @@ Run ``python -m pipeline.tokenize_data --help``.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.common import StageError, fail, log, make_parser, progress
+from pipeline.common import StageError, fail, iter_jsonl, log, make_parser, progress
 
 __all__ = ["TemplateMismatch", "assistant_spans", "main", "tokenize_conversation", "tokenize_file", "verify_mask"]
 
@@ -150,24 +149,17 @@ def verify_mask(tokenizer: Any, messages: list[dict[str, Any]], ids: np.ndarray,
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise StageError(f"{path}: input file not found\n  fix: run pipeline.regenerate first, or check --input")
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise StageError(f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
-            conv = rec.get("conversations") if isinstance(rec, dict) else None
-            if not isinstance(rec, dict) or "id" not in rec or not isinstance(conv, list) or not all(
-                isinstance(t, dict) and isinstance(t.get("role"), str) and isinstance(t.get("content"), str)
-                for t in conv
-            ):
-                raise StageError(
-                    f"{path}:{n}: expected {{\"id\", \"conversations\": [{{\"role\", \"content\"}}, ...]}}\n"
-                    "  fix: feed the output of pipeline.regenerate (or pipeline.prepare)"
-                )
-            yield n, rec
+    for n, rec in iter_jsonl(path):
+        conv = rec.get("conversations") if isinstance(rec, dict) else None
+        if not isinstance(rec, dict) or "id" not in rec or not isinstance(conv, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("role"), str) and isinstance(t.get("content"), str)
+            for t in conv
+        ):
+            raise StageError(
+                f"{path}:{n}: expected {{\"id\", \"conversations\": [{{\"role\", \"content\"}}, ...]}}\n"
+                "  fix: feed the output of pipeline.regenerate (or pipeline.prepare)"
+            )
+        yield n, rec
 
 
 def tokenize_file(
