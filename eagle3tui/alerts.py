@@ -357,3 +357,39 @@ def build_hub(config: PipelineConfig, extra_sinks: Iterable[AlertSink] = (),
         # notifier before it drains its queue and stops.
         hub.on_close(notifier.close)
     return hub
+
+
+def read_new_alerts(path: Path, offset: int | None,
+                    tail_bytes: int = 1 << 20) -> tuple[list[dict[str, Any]], int]:
+    """Alerts appended to ``path`` since ``offset`` (None: the last ``tail_bytes``).
+
+    Stateless (the caller keeps the offset), for a front end that polls.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return [], 0
+    if offset is None:
+        offset = max(0, size - tail_bytes)
+    if size < offset:
+        offset = 0  # the file was replaced or truncated
+    if size == offset:
+        return [], offset
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(size - offset)
+    if offset and data and not data.startswith(b"{"):
+        # Started mid-line (the tail of a big file): skip to the next line.
+        cut = data.find(b"\n") + 1
+        offset += cut
+        data = data[cut:]
+    end = data.rfind(b"\n") + 1  # only whole lines; a torn last line waits
+    out: list[dict[str, Any]] = []
+    for raw in data[:end].splitlines():
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out, offset + end

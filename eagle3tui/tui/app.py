@@ -18,7 +18,6 @@ Threads:
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -38,6 +37,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from eagle3tui.alerts import read_new_alerts
 from eagle3tui.config import PipelineConfig
 from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments
@@ -55,7 +55,6 @@ from eagle3tui.tui.stagetable import StageTable
 # How much of a big log to load when a stage is selected: the rest is only
 # counted (for line numbers), so selecting a stage with a 10 GB log is instant.
 CATCH_UP_BYTES = 2 << 20
-ALERTS_TAIL_BYTES = 1 << 20
 
 
 # -- messages (posted by workers, handled on the UI thread) -----------------------
@@ -730,36 +729,6 @@ class EagleApp(App[int]):
 
 
 # -- file helpers (run in worker threads) ------------------------------------------------------
-def read_new_alerts(path: Path, offset: int | None) -> tuple[list[dict[str, Any]], int]:
-    """Alerts appended to ``path`` since ``offset`` (None: the file's recent tail)."""
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return [], 0
-    if offset is None:
-        offset = max(0, size - ALERTS_TAIL_BYTES)
-    if size < offset:
-        offset = 0  # the file was replaced or truncated
-    if size == offset:
-        return [], offset
-    with open(path, "rb") as f:
-        f.seek(offset)
-        data = f.read(size - offset)
-    if offset and data and not data.startswith(b"{"):
-        # Started mid-line (the tail of a big file): skip to the next line.
-        cut = data.find(b"\n") + 1
-        offset += cut
-        data = data[cut:]
-    end = data.rfind(b"\n") + 1  # only whole lines; a torn last line waits
-    out: list[dict[str, Any]] = []
-    for raw in data[:end].splitlines():
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-    return out, offset + end
 
 
 def skip_to_tail(path: str, offset: int, keep: int) -> tuple[int, int]:
