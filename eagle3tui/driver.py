@@ -185,10 +185,11 @@ class Driver:
             return self._busy
         self._last_full = now
         reap_wrappers()
-        statuses = self.statuses()
+        latest: dict[str, RunRecord] = {}
+        statuses = self.statuses(latest)
         self._report_problems()
         for st in statuses.values():
-            rec = self.store.latest(st.name) if st.attempt else None
+            rec = latest.get(st.name)
             if rec is None:
                 continue
             stage = self.config.stage(st.name)
@@ -217,12 +218,13 @@ class Driver:
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
         return self._busy
 
-    def statuses(self) -> dict[str, StageStatus]:
+    def statuses(self, records: dict[str, RunRecord] | None = None) -> dict[str, StageStatus]:
+        """Every stage's status; ``records`` receives the latest run records read for it."""
         live = {n: {"run_id": w.run_id, "live": w.live(), "stalled": w.stalled}
                 for n, w in self.watches.items()}
         for n, reason in self.waiting.items():
             live.setdefault(n, {})["waiting"] = reason
-        sts = derive_statuses(self.config, self.store, self.intent, live)
+        sts = derive_statuses(self.config, self.store, self.intent, live, records)
         return {s.name: s for s in sts}
 
     # -- GPU and disk telemetry ---------------------------------------------

@@ -151,13 +151,20 @@ def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, s
 
 
 def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | None = None,
-                    live: dict[str, dict[str, Any]] | None = None) -> list[StageStatus]:
-    """A StageStatus for each stage, in configuration order."""
+                    live: dict[str, dict[str, Any]] | None = None,
+                    records: dict[str, RunRecord] | None = None) -> list[StageStatus]:
+    """A StageStatus for each stage, in configuration order.
+
+    ``records``, when given, receives each stage's latest RunRecord, so a
+    caller that acts on them does not read them from disk a second time.
+    """
     intent = intent or Intent.load(config.state_dir)
     live = live or {}
     out = []
     for stage in config.stages:
         rec = store.latest(stage.name)
+        if records is not None and rec is not None:
+            records[stage.name] = rec
         st = StageStatus(
             name=stage.name, kind=stage.kind, state=StageState.PENDING,
             depends_on=list(stage.depends_on), gpus=stage.gpus.describe(),
