@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from eagle3tui.alerts import Alert, build_hub  # noqa: E402
 from eagle3tui.config import load_config  # noqa: E402
-from eagle3tui.driver import Driver  # noqa: E402
-from eagle3tui.records import RunStore  # noqa: E402
+from eagle3tui.supervisor.driver import Driver  # noqa: E402
+from eagle3tui.supervisor.records import RunStore  # noqa: E402
 
 TARGET_MS = 150.0
 FATAL = ("[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
@@ -76,7 +76,7 @@ def run(samples: int, gap: float) -> dict[str, float]:
             driver_cmd = root / ".eagle3tui" / "commands"
             _wait(driver_cmd.exists, 20, "the driver to start")
             # The same path a front end takes: a command file the driver picks up.
-            from eagle3tui.control import send_command
+            from eagle3tui.supervisor.protocol import send_command
 
             reply = send_command(config, "start", all=True)
             assert reply["ok"], reply
@@ -102,7 +102,7 @@ def run(samples: int, gap: float) -> dict[str, float]:
             stop.set()
             t.join(timeout=10)
             hub.close()
-            from eagle3tui.procs import signal_group
+            from eagle3tui.supervisor.procs import signal_group
 
             rec2 = RunStore(config.state_dir).latest("train")
             if rec2 and rec2.pgid:

@@ -21,11 +21,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from eagle3tui.gpu.attribution import attribute
-from eagle3tui.gpu.disk import DiskWatcher
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.gpu.sampler import GpuSampler
-from eagle3tui.gpu.signals import SignalTracker
+from eagle3tui.telemetry.attribution import attribute
+from eagle3tui.telemetry.disk import DiskWatcher
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+from eagle3tui.telemetry.sampler import GpuSampler
+from eagle3tui.telemetry.signals import SignalTracker
 
 GiB = 1 << 30
 

@@ -44,10 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from eagle3tui.config import load_config  # noqa: E402
-from eagle3tui.control import send_command  # noqa: E402
-from eagle3tui.driver_lock import driver_info, lock_held  # noqa: E402
-from eagle3tui.records import RunStore  # noqa: E402
-from eagle3tui.state import Intent, derive_statuses, read_live  # noqa: E402
+from eagle3tui.supervisor.protocol import send_command  # noqa: E402
+from eagle3tui.supervisor.lock import driver_info, lock_held  # noqa: E402
+from eagle3tui.supervisor.records import RunStore  # noqa: E402
+from eagle3tui.supervisor.state import Intent, derive_statuses, read_live  # noqa: E402
 
 BUSY = """
 import sys, time
@@ -247,8 +247,8 @@ def screenshot(path: Path) -> None:
     """
     import asyncio
 
-    from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-    from eagle3tui.tui.app import EagleApp
+    from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+    from eagle3tui.frontends.tui.app import EagleApp
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_tui_shot_"))
     parts = ['[pipeline]\nname = "eagle3-demo"\n']

@@ -4,7 +4,7 @@
 1. Starts a "stage" as a process tree, bash -> subshell -> python, whose
    grandchild allocates --gib GiB with torch and holds it.
 2. Samples NVML and attributes GPU processes to the stage through the tree;
-   also runs ``python -m eagle3tui.gpu.gpus_cli --json --stage holder=ROOT``
+   also runs ``python -m eagle3tui.frontends.gpus_cmd --json --stage holder=ROOT``
    as a subprocess. Checks: the memory is attributed to the stage, to the
    grandchild pid, within 5% of the memory the stage added to the GPU
    (NVML device delta) and within 5% of the requested size.
@@ -36,9 +36,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from eagle3tui.gpu.attribution import attribute
-from eagle3tui.gpu.sampler import GpuSampler
-from eagle3tui.gpu.signals import SignalTracker, format_bytes
+from eagle3tui.telemetry.attribution import attribute
+from eagle3tui.telemetry.sampler import GpuSampler
+from eagle3tui.telemetry.signals import SignalTracker, format_bytes
 
 GiB = 1 << 30
 
@@ -103,7 +103,7 @@ def main() -> int:
     checks: dict[str, bool] = results["checks"]
     fake_nvml = None
     if opts.fake:
-        from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
+        from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
 
         fake_nvml = FakeNvml([FakeGpu()])
     sampler = GpuSampler(nvml=fake_nvml)
@@ -229,7 +229,7 @@ def main() -> int:
                 [
                     sys.executable,
                     "-m",
-                    "eagle3tui.gpu.gpus_cli",
+                    "eagle3tui.frontends.gpus_cmd",
                     "--json",
                     "--stage",
                     f"holder={root.pid}",

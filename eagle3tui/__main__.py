@@ -1,3 +1,3 @@
-from eagle3tui.cli import main
+from eagle3tui.frontends.cli import main
 
 raise SystemExit(main())

@@ -14,7 +14,7 @@ from conftest import wait_for
 
 from eagle3tui.alerts import Alert, AlertHub, build_hub
 from eagle3tui.config import load_config
-from eagle3tui.notifier import Notifier
+from eagle3tui.alerts.notifier import Notifier
 
 EVIL = "ERROR: $(touch pwned1) `touch pwned2` \"; touch pwned3; \" '; touch pwned4; ' $HOME"
 

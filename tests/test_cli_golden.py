@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from eagle3tui.config import load_config
-from eagle3tui.records import RunRecord, RunStore
+from eagle3tui.supervisor.records import RunRecord, RunStore
 
 GOLDEN = Path(__file__).parent / "golden"
 T0 = 1_795_000_000.0

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 
 from conftest import wait_for
 from eagle3tui.config import load_config
-from eagle3tui.driver import Driver
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
+from eagle3tui.supervisor.driver import Driver
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
 
 GIB = 1 << 30
 

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import wait_for
 from eagle3tui.config import load_config
-from eagle3tui.records import RunRecord, RunStore
-from eagle3tui.state import Intent, StageState, derive_statuses
+from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.state import Intent, StageState, derive_statuses
 
 
 def states(p) -> dict[str, str]:

@@ -10,9 +10,9 @@ import psutil
 import pytest
 from conftest import wait_for
 
-from eagle3tui.gpu.attribution import OTHER, attribute
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.gpu.sampler import GpuSampler
+from eagle3tui.telemetry.attribution import OTHER, attribute
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+from eagle3tui.telemetry.sampler import GpuSampler
 
 GiB = 1 << 30
 
@@ -126,7 +126,7 @@ def test_stage_memory_drops_to_zero_when_its_process_exits(stage_tree) -> None:
 
 
 def test_proc_walk_matches_psutil_and_survives_odd_process_names(stage_tree) -> None:
-    from eagle3tui.gpu.attribution import _ancestors, _ancestors_psutil
+    from eagle3tui.telemetry.attribution import _ancestors, _ancestors_psutil
 
     root, child, grandchild = stage_tree
     assert _ancestors(grandchild)[:3] == [grandchild, child, root]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.gpu import gpus_cli
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.gpu.sampler import GpuSampler
+from eagle3tui.frontends import gpus_cmd as gpus_cli
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+from eagle3tui.telemetry.sampler import GpuSampler
 
 GiB = 1 << 30
 REPO = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_module_entry_point_without_a_driver() -> None:
         [
             sys.executable,
             "-m",
-            "eagle3tui.gpu.gpus_cli",
+            "eagle3tui.frontends.gpus_cmd",
             "--json",
             "--stage",
             f"me={os.getpid()}",
@@ -143,7 +143,7 @@ def test_module_entry_point_without_a_driver() -> None:
 
 def test_core_gpu_modules_import_without_textual_watchdog_or_pynvml() -> None:
     code = (
-        "import sys, eagle3tui.gpu, eagle3tui.gpu.gpus_cli, eagle3tui.gpu.fakenvml\n"
+        "import sys, eagle3tui.telemetry, eagle3tui.frontends.gpus_cmd, eagle3tui.telemetry.fakenvml\n"
         "bad = [m for m in ('textual', 'watchdog', 'pynvml') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

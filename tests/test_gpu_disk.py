@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from eagle3tui.gpu.disk import DiskWatcher, nearest_existing, tree_size
+from eagle3tui.telemetry.disk import DiskWatcher, nearest_existing, tree_size
 
 MiB = 1 << 20
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import psutil
 from conftest import wait_for
 
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
-from eagle3tui.gpu.signals import GpuWitness, MemoryTrend
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate
+from eagle3tui.telemetry.signals import GpuWitness, MemoryTrend
 
 GiB = 1 << 30
 MiB = 1 << 20

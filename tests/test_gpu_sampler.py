@@ -11,14 +11,14 @@ import time
 import pytest
 from conftest import wait_for
 
-from eagle3tui.gpu.fakenvml import (
+from eagle3tui.telemetry.fakenvml import (
     NVML_ERROR_FUNCTION_NOT_FOUND,
     NVML_ERROR_LIBRARY_NOT_FOUND,
     NVML_ERROR_NOT_SUPPORTED,
     FakeGpu,
     FakeNvml,
 )
-from eagle3tui.gpu.sampler import GpuSampler
+from eagle3tui.telemetry.sampler import GpuSampler
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from eagle3tui.gpu.attribution import Attribution, StageUsage
-from eagle3tui.gpu.sampler import GpuInfo, GpuSnapshot
-from eagle3tui.gpu.signals import (
+from eagle3tui.telemetry.attribution import Attribution, StageUsage
+from eagle3tui.telemetry.sampler import GpuInfo, GpuSnapshot
+from eagle3tui.telemetry.signals import (
     GpuWitness,
     MemoryTrend,
     SignalTracker,

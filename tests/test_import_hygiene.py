@@ -16,7 +16,7 @@ import eagle3tui
 def core_modules() -> list[str]:
     mods = []
     for info in pkgutil.walk_packages(eagle3tui.__path__, "eagle3tui."):
-        if info.name.startswith("eagle3tui.tui") or info.name == "eagle3tui.__main__":
+        if info.name.startswith("eagle3tui.frontends.tui") or info.name == "eagle3tui.__main__":
             continue
         mods.append(info.name)
     return mods
@@ -24,13 +24,13 @@ def core_modules() -> list[str]:
 
 def test_core_modules_do_not_import_textual():
     mods = core_modules()
-    assert "eagle3tui.driver" in mods and "eagle3tui.logs.monitor" in mods
+    assert "eagle3tui.supervisor.driver" in mods and "eagle3tui.logs.monitor" in mods
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}:\n"
         "    importlib.import_module(m)\n"
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')"
-        " or m.startswith('eagle3tui.tui'))\n"
+        " or m.startswith('eagle3tui.frontends.tui'))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -42,7 +42,7 @@ def test_cli_status_does_not_import_textual(tmp_path):
     (tmp_path / "pipeline.toml").write_text('[[stage]]\nname = "a"\ncommand = ["true"]\n')
     code = (
         "import sys\n"
-        "from eagle3tui.cli import main\n"
+        "from eagle3tui.frontends.cli import main\n"
         f"rc = main(['--config', {str(tmp_path / 'pipeline.toml')!r}, 'status'])\n"
         "print('TEXTUAL' if any(m.startswith('textual') for m in sys.modules) else 'CLEAN')\n"
     )

@@ -14,7 +14,7 @@ PROGRESS_KEYS = BASE_KEYS | {"desc", "n", "total", "elapsed_s", "remaining_s", "
 
 def classify(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "eagle3tui.logs.classify_cli", *args],
+        [sys.executable, "-m", "eagle3tui.frontends.classify_cmd", *args],
         input=stdin.decode() if stdin is not None else None,
         capture_output=True,
         text=True,
@@ -128,7 +128,7 @@ def test_golden_summaries() -> None:
     root = Path(__file__).resolve().parent.parent
     for name in ("issues/seed_extraction", "issues/vllm_engine_dead", "captured_traceback_chained"):
         r = subprocess.run(
-            [sys.executable, "-m", "eagle3tui.logs.classify_cli", "--estimate", "22m", f"tests/fixtures/logs/{name}.log"],
+            [sys.executable, "-m", "eagle3tui.frontends.classify_cmd", "--estimate", "22m", f"tests/fixtures/logs/{name}.log"],
             capture_output=True, text=True, cwd=root, check=False,
         )
         golden = (FIX / "golden" / (Path(name).name + ".txt")).read_text()

@@ -1,7 +1,7 @@
 """Stall verdicts: once per quiet episode, but a hang is never hidden behind
 an earlier "quiet but working"."""
 
-from eagle3tui.gpu.signals import GpuWitness
+from eagle3tui.telemetry.signals import GpuWitness
 from eagle3tui.logs.stall import StallDetector
 
 BUSY = GpuWitness(memory_changing=False, busy=True)

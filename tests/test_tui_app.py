@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from eagle3tui.config import PipelineConfig, load_config
-from eagle3tui.control import send_command
-from eagle3tui.driver_lock import lock_held
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.records import RunStore
-from eagle3tui.state import Intent, StageState, derive_statuses, read_live
-from eagle3tui.tui.app import EagleApp
-from eagle3tui.tui.screens import ConfirmScreen
+from eagle3tui.supervisor.protocol import send_command
+from eagle3tui.supervisor.lock import lock_held
+from eagle3tui.supervisor.records import RunStore
+from eagle3tui.supervisor.state import Intent, StageState
+from eagle3tui.view import load_view
+from eagle3tui.frontends.tui.app import EagleApp
+from eagle3tui.frontends.tui.screens import ConfirmScreen
 
 DEADLINE_S = 30.0
 
@@ -71,10 +71,7 @@ def write_pipeline(root: Path, stages: dict[str, str], extra: str = "") -> Path:
 def stop_everything(config: PipelineConfig) -> None:
     """Stop every active stage and wait for them and the driver to go away."""
     def active() -> list[str]:
-        return [s.name for s in derive_statuses(config, RunStore(config.state_dir),
-                                                Intent.load(config.state_dir),
-                                                read_live(config.state_dir)[1])
-                if s.state.active]
+        return [s.name for s in load_view(config).active()]
 
     names = active()
     if names:
@@ -121,7 +118,6 @@ def shown_texts(app: EagleApp) -> list[str]:
 
 
 def make_app(cfg: PipelineConfig, **kw) -> EagleApp:
-    kw.setdefault("nvml", FakeNvml([FakeGpu()]))
     kw.setdefault("poll_s", 0.1)
     kw.setdefault("log_poll_s", 0.05)
     return EagleApp(cfg, **kw)
@@ -279,3 +275,40 @@ async def test_scrolling_back_is_not_yanked_by_new_output(pipeline) -> None:
         assert len(view.model.lines) == 60
         await pilot.press("G")
         assert view.follow
+
+
+async def test_tui_shows_the_drivers_verdicts_and_classifies_nothing_itself(
+        pipeline, monkeypatch) -> None:
+    """One verdict per line: the fatal mark in the log pane comes from the driver.
+
+    The driver runs in its own process; in this (the TUI's) process every entry
+    point of the rule engine and of the GPU sampler is made to fail loudly, so
+    the TUI showing the OOM line as fatal proves it read the driver's verdict.
+    """
+    from eagle3tui.logs.monitor import StageLogMonitor
+    from eagle3tui.logs.rules import RuleSet
+    from eagle3tui.telemetry.sampler import GpuSampler
+
+    cfg = pipeline({"train": FLAKY})
+    calls: list[str] = []
+
+    def forbidden(name: str) -> Callable[..., None]:
+        def fail(*_a: object, **_k: object) -> None:
+            calls.append(name)
+            raise AssertionError(f"the TUI called {name}")
+        return fail
+
+    monkeypatch.setattr(RuleSet, "scan", forbidden("RuleSet.scan"))
+    monkeypatch.setattr(RuleSet, "classify", forbidden("RuleSet.classify"))
+    monkeypatch.setattr(StageLogMonitor, "__init__", forbidden("StageLogMonitor"))
+    monkeypatch.setattr(GpuSampler, "__init__", forbidden("GpuSampler"))
+    app = make_app(cfg)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.statuses, "the first state poll")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any(ln.kind == "fatal" and "OutOfMemoryError" in ln.text
+                                          for ln in app.logview.model.lines),
+                       "the OOM line marked fatal by the driver's verdict")
+        plain = [ln for ln in app.logview.model.lines if ln.text.startswith("step ")]
+        assert plain and all(ln.kind == "" for ln in plain)
+    assert calls == []

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from eagle3tui.config import load_config
-from eagle3tui.control import send_command
-from eagle3tui.driver_lock import lock_held
-from eagle3tui.tui.app import EagleApp, read_new_alerts, skip_to_tail
-from eagle3tui.tui.format import alert_text
-from eagle3tui.tui.logmodel import LogModel
+from eagle3tui.supervisor.protocol import send_command
+from eagle3tui.supervisor.lock import lock_held
+from eagle3tui.frontends.tui.app import EagleApp, skip_to_tail
+from eagle3tui.frontends.tui.format import alert_text
+from eagle3tui.frontends.tui.logmodel import LogModel
 
 HOSTILE = textwrap.dedent("""
     import sys
@@ -47,7 +47,7 @@ def test_hostile_lines_from_a_real_stage_show_as_plain_text(tmp_path: Path) -> N
     assert reply["ok"], reply
 
     async def run() -> list[str]:
-        app = EagleApp(cfg, gpu=False, poll_s=0.1, log_poll_s=0.05)
+        app = EagleApp(cfg, poll_s=0.1, log_poll_s=0.05)
         async with app.run_test(size=(100, 30)) as pilot:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and len(app.logview.model.lines) < 5:
@@ -123,17 +123,6 @@ def test_alert_text_is_never_markup() -> None:
     assert "\x1b" not in t.plain and "[line 7]" in t.plain
 
 
-def test_read_new_alerts_waits_for_whole_lines(tmp_path: Path) -> None:
-    p = tmp_path / "alerts.jsonl"
-    p.write_bytes(json.dumps({"kind": "a"}).encode() + b"\n" + b'{"kind": "b"')
-    got, off = read_new_alerts(p, None)
-    assert [a["kind"] for a in got] == ["a"]
-    with open(p, "ab") as f:
-        f.write(b"}\nnot json\n")
-    got, off2 = read_new_alerts(p, off)
-    assert [a["kind"] for a in got] == ["b"] and off2 == p.stat().st_size
-
-
 def test_skip_to_tail_counts_the_skipped_lines(tmp_path: Path) -> None:
     p = tmp_path / "big.log"
     header = b"previous attempt\n" * 3
@@ -148,7 +137,7 @@ def test_skip_to_tail_counts_the_skipped_lines(tmp_path: Path) -> None:
 
 
 def test_sparkline_and_bar_scale() -> None:
-    from eagle3tui.tui.format import bar, sparkline
+    from eagle3tui.frontends.tui.format import bar, sparkline
 
     assert sparkline([50.0] * 4, 10, top=100.0) == "▅▅▅▅"
     assert sparkline([0.0, 100.0], 10, top=100.0) == "▁█"

@@ -1,8 +1,9 @@
 """Snapshot tests of the main screen at 80x24 and 160x48 (pytest-textual-snapshot).
 
 Deterministic content: finished stages from pre-written run records, a fixed
-log, fixed alerts, two fake GPUs (one NVML sample: the sampling interval is
-an hour) and a frozen clock. Update the SVGs after an intended change with
+log with the verdicts the driver's own classifier writes for it, fixed alerts,
+the driver's GPU document for one sample of two fake GPUs (built by the same
+telemetry code the driver runs) and a frozen clock. Update the SVGs after an intended change with
 ``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at them.
 """
 
@@ -17,10 +18,13 @@ from pathlib import Path
 import pytest
 
 from eagle3tui.config import load_config
-from eagle3tui.gpu.fakenvml import FakeGpu, FakeNvml
-from eagle3tui.records import RunRecord, RunStore
-from eagle3tui.state import Intent
-from eagle3tui.tui.app import EagleApp
+from eagle3tui.atomic import atomic_write_json
+from eagle3tui.frontends.tui.app import EagleApp
+from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
+from eagle3tui.supervisor.state import Intent
+from eagle3tui.telemetry.collector import GpuMonitor, memory_history, summarize
+from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
 
 T0 = 1_780_000_000.0  # 2026-05-28 20:26:40 UTC
 GIB = 1 << 30
@@ -97,12 +101,28 @@ def build_state(root: Path) -> EagleApp:
          "stage": "train", "attempt": 1, "details": {"exit_code": 1}, "time": T0 + 2101, "count": 1},
     ]
     (cfg.state_dir / "alerts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in alerts))
-    nvml = FakeNvml([
+    # What a driver leaves behind: its verdicts on each attempt's lines, and its
+    # last GPU sample in state.json.
+    rules = ruleset_for(cfg)
+    for name in stages:
+        rec = store.latest(name)
+        if rec is not None:
+            watch = StageWatch(cfg.stage(name), rec, cfg, cfg.state_dir, rules)
+            watch.poll(rec.ended_at)
+            watch.finish(rec)
+    write_gpu_state(cfg, [
         FakeGpu(used=61 * GIB, util=87, temp=64, processes={999_999_1: 58 * GIB}),
         FakeGpu(used=2 * GIB, util=0, temp=31),
     ])
-    return EagleApp(cfg, nvml=nvml, clock=lambda: T0 + 2400, start_driver=False,
-                    gpu_interval_s=3600.0)
+    return EagleApp(cfg, clock=lambda: T0 + 2400, start_driver=False)
+
+
+def write_gpu_state(cfg, gpus: list[FakeGpu], roots: dict[str, int] | None = None) -> None:
+    """state.json with the GPU document a driver writes after one sample of ``gpus``."""
+    monitor = GpuMonitor(stage_roots=lambda: dict(roots or {}), nvml=FakeNvml(gpus))
+    update = monitor.tick()
+    atomic_write_json(cfg.state_dir / "state.json",
+                      {"schema": 1, "gpu": summarize(update, memory_history(monitor)), "stages": []})
 
 
 async def _ready(pilot) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from eagle3tui.config import load_config
-from eagle3tui.driver_lock import lock_held
+from eagle3tui.supervisor.lock import lock_held
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -402,7 +402,7 @@ def test_observer_exits_when_finished_although_the_driver_stays_up(
     import threading
 
     from eagle3tui.config import load_config
-    from eagle3tui.driver import Driver
+    from eagle3tui.supervisor.driver import Driver
 
     p = pipeline.write(f"""
         [[stage]]

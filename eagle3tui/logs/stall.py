@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# One definition of the GPU's testimony, produced by eagle3tui.gpu.signals.
-from eagle3tui.gpu.signals import GpuWitness
+from eagle3tui.witness import GpuWitness
 
 __all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from eagle3tui.config import PipelineConfig, topo_order
-from eagle3tui.state import Intent, StageState, StageStatus
+from eagle3tui.supervisor.state import Intent, StageState, StageStatus
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
-from eagle3tui.procs import create_time, is_alive
+from eagle3tui.supervisor.procs import create_time, is_alive
 
 
 class DriverLock:

@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from eagle3tui.tui.logmodel import LogModel
+from eagle3tui.frontends.tui.logmodel import LogModel
 
 KIND_STYLE = {
     "fatal": Style(color="red", bold=True),
@@ -86,6 +86,14 @@ class LogView(ScrollView, can_focus=True):
             # Lines dropped from the front: shift so the same text stays on screen.
             self._scroll_internal(int(self.scroll_y) - fell)
         self.refresh()
+
+    def mark(self, verdicts: list[tuple[int, int, str]]) -> None:
+        """Apply the driver's ``(first_line, last_line, kind)`` verdicts."""
+        for first, last, kind in verdicts:
+            self.model.mark(first, last, kind)
+        if verdicts:
+            self.virtual_size = Size(self._width, self.model.view_len())
+            self.refresh()
 
     def on_resize(self) -> None:
         if self.follow:

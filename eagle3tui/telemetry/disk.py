@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from eagle3tui.gpu.signals import format_bytes
+from eagle3tui.telemetry.signals import format_bytes
 
 # A drop in free space smaller than this over the window is noise (journals,
 # other tiny writers), not a trend worth forecasting from.

@@ -2,7 +2,7 @@
 
 One sample (or a refreshing view) with per-GPU figures and each GPU
 process attributed to a stage (or ``other``). The JSON schema is in
-docs/gpu.md. Also runnable alone: ``python -m eagle3tui.gpu.gpus_cli``.
+docs/gpu.md. Also runnable alone: ``python -m eagle3tui.frontends.gpus_cmd``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import sys
 import time
 from typing import Any, TextIO
 
-from eagle3tui.gpu.attribution import OTHER, Attribution, attribute
-from eagle3tui.gpu.sampler import GpuSampler, GpuSnapshot
-from eagle3tui.gpu.signals import format_bytes
+from eagle3tui.telemetry.attribution import OTHER, Attribution, attribute
+from eagle3tui.telemetry.sampler import GpuSampler, GpuSnapshot
+from eagle3tui.telemetry.signals import format_bytes
 
 SCHEMA_VERSION = 1
 
@@ -199,7 +199,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point for ``python -m eagle3tui.gpu.gpus_cli``."""
+    """Entry point for ``python -m eagle3tui.frontends.gpus_cmd``."""
     parser = argparse.ArgumentParser(
         prog="eagle3tui gpus", description=__doc__.splitlines()[0]
     )

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle3tui.gpu.attribution import Attribution, attribute
-from eagle3tui.gpu.disk import DiskEvent, DiskStatus, DiskWatcher
-from eagle3tui.gpu.sampler import GpuSampler, GpuSnapshot
-from eagle3tui.gpu.signals import (
+from eagle3tui.telemetry.attribution import Attribution, attribute
+from eagle3tui.telemetry.disk import DiskEvent, DiskStatus, DiskWatcher
+from eagle3tui.telemetry.sampler import GpuSampler, GpuSnapshot
+from eagle3tui.telemetry.signals import (
     GpuEvent,
     GpuWitness,
     MemoryTrend,
@@ -152,3 +152,37 @@ class GpuMonitor:
             except Exception as exc:  # noqa: BLE001 (a consumer's bug must not stop sampling)
                 self.callback_error = f"on_update: {type(exc).__name__}: {exc}"
         return update
+
+
+# Memory points per GPU kept in state.json for the front ends' sparklines.
+HISTORY_POINTS = 48
+
+
+def summarize(update: TelemetryUpdate, history: dict[int, list[float]]) -> dict[str, Any]:
+    """The telemetry document the driver writes into ``state.json`` (schema: docs/gpu.md).
+
+    It is everything a front end shows about GPUs and disks: the snapshot,
+    who holds what (per stage and per GPU), the processes of no stage, the
+    disk forecasts and a short memory history per GPU. Front ends read it
+    and never sample NVML themselves.
+    """
+    doc = update.snapshot.to_dict()
+    doc["stages"] = {n: {"gpus": sorted(u.gpus), "bytes": u.bytes, "pids": u.pids,
+                         "bytes_by_gpu": {str(i): b for i, b in sorted(u.bytes_by_gpu.items())}}
+                     for n, u in update.attribution.stages.items()}
+    doc["other"] = [{"pid": p.pid, "gpu": p.gpu_index, "bytes": p.used_bytes, "cmdline": p.cmdline}
+                    for p in update.attribution.other]
+    doc["disk"] = [{"path": d.path, "free_bytes": d.free_bytes, "write_bps": d.write_bps,
+                    "forecast": d.forecast_text()} for d in update.disk]
+    doc["history"] = {str(i): [round(v) for v in pts[-HISTORY_POINTS:]]
+                      for i, pts in sorted(history.items())}
+    return doc
+
+
+def memory_history(monitor: GpuMonitor) -> dict[int, list[float]]:
+    """Per GPU, the memory used (bytes) of the last samples, oldest first."""
+    latest = monitor.latest
+    if latest is None:
+        return {}
+    return {g.index: [float(used) for _, used, _ in monitor.sampler.history(g.index)]
+            for g in latest.snapshot.gpus}

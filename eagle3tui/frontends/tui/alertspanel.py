@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from eagle3tui.tui.format import alert_text
+from eagle3tui.frontends.tui.format import alert_text
 
 MAX_ALERTS = 300
 

@@ -93,21 +93,30 @@ class RunStore:
         d = self.stage_dir(stage)
         if not d.is_dir():
             return []
-        out = []
-        for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json")):
-            try:
-                rec = RunRecord.from_json(_read_json(p))
-            except (OSError, ValueError, TypeError, UnicodeDecodeError) as e:
-                self._problem(f"{p}: unreadable run record ({e}); skipped. "
-                              "Move it away if it keeps appearing.")
-                continue
-            self.merge_wrapper_files(rec)
-            out.append(rec)
-        return out
+        recs = (self._load(p) for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json")))
+        return [r for r in recs if r is not None]
+
+    def _load(self, path: Path) -> RunRecord | None:
+        """One record with its wrapper files merged; None (and a problem) if unreadable."""
+        try:
+            rec = RunRecord.from_json(_read_json(path))
+        except (OSError, ValueError, TypeError, UnicodeDecodeError) as e:
+            self._problem(f"{path}: unreadable run record ({e}); skipped. "
+                          "Move it away if it keeps appearing.")
+            return None
+        self.merge_wrapper_files(rec)
+        return rec
 
     def latest(self, stage: str) -> RunRecord | None:
-        recs = self.records(stage)
-        return recs[-1] if recs else None
+        """The newest readable attempt, reading no older record than needed."""
+        d = self.stage_dir(stage)
+        if not d.is_dir():
+            return None
+        for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json"), reverse=True):
+            rec = self._load(p)
+            if rec is not None:
+                return rec
+        return None
 
     def next_attempt(self, stage: str) -> int:
         d = self.stage_dir(stage)

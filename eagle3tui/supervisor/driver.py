@@ -6,7 +6,7 @@ enforces stop grace periods, schedules retries, and writes ``state.json``
 for the front ends. Front ends never launch anything themselves: they drop
 command files in ``commands/`` (see control.py) and read the state.
 
-It is started on demand as a detached process (``python -m eagle3tui.driver``)
+It is started on demand as a detached process (``python -m eagle3tui.supervisor.driver``)
 by any front end, or runs in the foreground under ``--watch``. It exits
 when nothing is left to do; the run records and the wrapper's result files
 mean nothing is lost while no driver runs, and the next one reattaches.
@@ -30,19 +30,16 @@ from typing import Any
 from eagle3tui.alerts import Alert, AlertHub, AlertLog, build_hub
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
-from eagle3tui.driver_lock import DriverLock
+from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
-from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
-from eagle3tui.launcher import launch, reap_wrappers
-from eagle3tui.procs import signal_group, signal_name
-from eagle3tui.records import RunRecord, RunStore
-from eagle3tui.scheduler import dependency_closure, plan
-from eagle3tui.stage_monitor import StageWatch, ruleset_for
-from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses
-
-COMMANDS_DIR = "commands"
-REPLIES_DIR = "replies"
-
+from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
+from eagle3tui.supervisor.launcher import launch, reap_wrappers
+from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR
+from eagle3tui.supervisor.procs import signal_group, signal_name
+from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.scheduler import dependency_closure, plan
+from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
+from eagle3tui.supervisor.state import Intent, StageState, StageStatus, derive_statuses
 
 class ServiceProber:
     """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
@@ -272,18 +269,10 @@ class Driver:
                             full_at=dev.full_at, projected_end=dev.projected_end)
 
     def gpu_summary(self) -> dict[str, Any] | None:
-        """The last GPU sample with per-stage attribution, for ``state.json``."""
+        """The last GPU sample with per-stage attribution and history, for ``state.json``."""
         if self.gpu is None or self.gpu.latest is None:
             return None
-        up = self.gpu.latest
-        snap = up.snapshot.to_dict()
-        snap["stages"] = {n: {"gpus": sorted(u.gpus), "bytes": u.bytes, "pids": u.pids}
-                          for n, u in up.attribution.stages.items()}
-        snap["other"] = [{"pid": p.pid, "gpu": p.gpu_index, "bytes": p.used_bytes, "cmdline": p.cmdline}
-                         for p in up.attribution.other]
-        snap["disk"] = [{"path": d.path, "free_bytes": d.free_bytes, "write_bps": d.write_bps,
-                         "forecast": d.forecast_text()} for d in up.disk]
-        return snap
+        return summarize(self.gpu.latest, memory_history(self.gpu))
 
     # -- launching and stopping -------------------------------------------
     def _launch(self, name: str, resume: bool) -> None:
@@ -562,9 +551,8 @@ class Driver:
             "driver_pid": os.getpid(),
             "gpu": self.gpu_summary(),
             "stages": [
-                {"name": s.name, "run_id": s.run_id, "state": s.state.value,
-                 "live": s.live, "stalled": s.state == StageState.STALLED,
-                 "ready": s.ready, "waiting": self.waiting.get(s.name)}
+                {"name": s.name, "run_id": s.run_id, "live": s.live,
+                 "stalled": s.state == StageState.STALLED, "waiting": self.waiting.get(s.name)}
                 for s in statuses.values()
             ],
         }
@@ -578,7 +566,7 @@ class Driver:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m eagle3tui.driver --config PATH [--set k=v]``: the detached driver."""
+    """``python -m eagle3tui.supervisor.driver --config PATH [--set k=v]``: the detached driver."""
     ap = argparse.ArgumentParser(prog="eagle3tui-driver")
     ap.add_argument("--config", required=True)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")

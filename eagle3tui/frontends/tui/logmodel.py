@@ -49,6 +49,8 @@ class LogModel:
         self.dropped = 0
         self.filter = "all"
         self._view: list[ShownLine] | None = None  # filtered view, rebuilt lazily
+        # The driver's verdicts (line -> kind); a line may be read before its verdict.
+        self._kinds: dict[int, str] = {}
 
     # -- content ---------------------------------------------------------
     def clear(self) -> None:
@@ -56,10 +58,24 @@ class LogModel:
         self.lines.clear()
         self.dropped = 0
         self._view = None
+        self._kinds.clear()
+
+    def mark(self, first: int, last: int, kind: str) -> None:
+        """Apply the driver's verdict ``kind`` to lines ``first``..``last``."""
+        last = max(first, min(last, first + 10_000))  # a runaway range costs nothing
+        for no in range(first, last + 1):
+            self._kinds[no] = kind
+        if self.lines:
+            base = self.lines[0].no
+            for no in range(max(first, base), min(last, self.lines[-1].no) + 1):
+                i = no - base
+                if 0 <= i < len(self.lines) and self.lines[i].no == no:
+                    self.lines[i].kind = kind
+        self._view = None
 
     def add(self, no: int, text: str, kind: str = "") -> int:
         """Add or replace a line; returns how many lines fell off the front."""
-        line = ShownLine(no, clean(text), kind)
+        line = ShownLine(no, clean(text), kind or self._kinds.get(no, ""))
         if self.lines and self.lines[-1].no == no:
             prev = self.lines[-1]
             # A redraw keeps the strongest classification its line ever had.

@@ -1,16 +1,16 @@
 """The Textual TUI: stages, live log, GPU panel, alerts and controls.
 
-The app holds no supervision logic. It reads the core's state (run records,
-``state.json``, ``alerts.jsonl``) in thread workers that post messages, and
-sends commands through ``eagle3tui.control.send_command`` in thread workers.
-Widgets get data from the app ("attributes down") and post messages up.
+The app holds no supervision logic. It shows the core's read model
+(``eagle3tui.view.load_view``: stages, live figures, the driver's GPU samples)
+and the driver's verdicts on log lines; it samples no GPU and classifies no
+line itself. It reads in thread workers that post messages, and sends
+commands through ``eagle3tui.supervisor.protocol.send_command`` in thread
+workers. Widgets get data from the app ("attributes down") and post messages up.
 
 Threads:
 
 * the state poller (one thread worker looping with a wait, so polls never
   overlap; a command "pokes" it for an immediate refresh);
-* the GPU monitor's sampler thread (``GpuMonitor``), whose callback posts a
-  coalescing message;
 * the log follower of the *selected* stage only (exclusive worker): other
   stages' logs are not read at all, so eight busy stages cost one;
 * one short thread worker per command.
@@ -37,20 +37,19 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
-from eagle3tui.alerts import read_new_alerts
+from eagle3tui.alerts import JsonlTail
 from eagle3tui.config import PipelineConfig
-from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments
-from eagle3tui.logs.rules import RuleSet
-from eagle3tui.records import RunStore
-from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses, read_live
+from eagle3tui.supervisor.records import RunStore
+from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
-from eagle3tui.tui.alertspanel import AlertsPanel
-from eagle3tui.tui.format import clock_text
-from eagle3tui.tui.gpupanel import GpuPanel
-from eagle3tui.tui.logview import LogView
-from eagle3tui.tui.screens import ConfirmScreen, HelpScreen
-from eagle3tui.tui.stagetable import StageTable
+from eagle3tui.view import PipelineView, load_view
+from eagle3tui.frontends.tui.alertspanel import AlertsPanel
+from eagle3tui.frontends.tui.format import clock_text
+from eagle3tui.frontends.tui.gpupanel import GpuPanel
+from eagle3tui.frontends.tui.logview import LogView
+from eagle3tui.frontends.tui.screens import ConfirmScreen, HelpScreen
+from eagle3tui.frontends.tui.stagetable import StageTable
 
 # How much of a big log to load when a stage is selected: the rest is only
 # counted (for line numbers), so selecting a stage with a 10 GB log is instant.
@@ -59,38 +58,25 @@ CATCH_UP_BYTES = 2 << 20
 
 # -- messages (posted by workers, handled on the UI thread) -----------------------
 class StatePolled(Message):
-    """A fresh read of the pipeline's state."""
+    """A fresh read of the pipeline's state (the read model) and new alerts."""
 
-    def __init__(self, statuses: list[StageStatus], header: dict[str, Any],
-                 alerts: list[dict[str, Any]], problems: list[str], driver_pid: int | None) -> None:
+    def __init__(self, view: PipelineView, alerts: list[dict[str, Any]]) -> None:
         super().__init__()
-        self.statuses = statuses
-        self.header = header
+        self.view = view
         self.alerts = alerts
-        self.problems = problems
-        self.driver_pid = driver_pid
-
-
-class GpuPolled(Message):
-    """A GPU telemetry update; a newer one replaces an unhandled older one."""
-
-    def __init__(self, update: TelemetryUpdate, history: dict[int, list[float]]) -> None:
-        super().__init__()
-        self.update = update
-        self.history = history
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, GpuPolled)
 
 
 class LogBatch(Message):
-    """New lines of the followed log: ``(line_no, text, kind)``."""
+    """New lines of the followed log ``(line_no, text, kind)`` and the driver's
+    new verdicts ``(first_line, last_line, kind)``."""
 
-    def __init__(self, token: str, lines: list[tuple[int, str, str]], reset: bool) -> None:
+    def __init__(self, token: str, lines: list[tuple[int, str, str]], reset: bool,
+                 verdicts: list[tuple[int, int, str]] | None = None) -> None:
         super().__init__()
         self.token = token
         self.lines = lines
         self.reset = reset
+        self.verdicts = verdicts or []
 
 
 class CommandDone(Message):
@@ -119,16 +105,12 @@ class LogTarget:
         return f"{self.stage}#{self.attempt}:{self.run_id}"
 
 
-def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str,
-                end: int | None = None) -> list[tuple[int, str, str]]:
-    """``(line_no, text, kind)`` for a chunk: each line's latest ``\\r`` segment.
+def chunk_lines(chunk: Chunk, end: int | None = None) -> list[tuple[int, str, str]]:
+    """``(line_no, text, "")`` for a chunk: each line's latest ``\\r`` segment.
 
-    Only lines the rule set's one-pass keyword scan flags meet the regexes.
     Lines at or after file offset ``end`` (a later attempt's) are left out.
+    Kinds come later, from the driver's verdicts.
     """
-    flagged: dict[int, tuple[int, ...]] = {}
-    if rules is not None and chunk.data:
-        flagged = {start: idx for start, _end, idx in rules.scan(chunk.data)}
     out: list[tuple[int, str, str]] = []
     no = chunk.first_no
     pos = 0
@@ -139,21 +121,24 @@ def chunk_lines(chunk: Chunk, rules: RuleSet | None, stage: str,
         nl = data.find(b"\n", pos)
         if nl < 0:
             break
-        text = data[pos:nl].decode("utf-8", "replace")
-        segs = split_segments(text)
-        shown = segs[-1] if segs else ""
-        kind = ""
-        if "Traceback (most recent call last)" in shown:
-            kind = "error"  # the builtin rule calls it info; in the pane it marks a crash
-        elif pos in flagged and rules is not None:
-            rule = rules.classify(shown, stage, flagged[pos])
-            kind = rule.kind if rule is not None else ""
-        out.append((no, shown, kind))
+        segs = split_segments(data[pos:nl].decode("utf-8", "replace"))
+        out.append((no, segs[-1] if segs else "", ""))
         no += 1
         pos = nl + 1
     if chunk.updates and (end is None or chunk.end_offset < end):
         last = chunk.updates[-1]
         out.append((last.no, last.text, ""))
+    return out
+
+
+def read_verdicts(tail: JsonlTail) -> list[tuple[int, int, str]]:
+    """New ``(first_line, last_line, kind)`` verdicts from the driver's verdicts file."""
+    out = []
+    for v in tail.read():
+        try:
+            out.append((int(v["line"]), int(v.get("end_line") or v["line"]), str(v["kind"])))
+        except (KeyError, TypeError, ValueError):
+            continue
     return out
 
 
@@ -199,14 +184,13 @@ class EagleApp(App[int]):
         ("q", "quit (stages keep running)"),
     ]
 
-    def __init__(self, config: PipelineConfig, *, nvml: Any | None = None,
+    def __init__(self, config: PipelineConfig, *,
                  clock: Callable[[], float] = time.time, poll_s: float = 1.0,
-                 log_poll_s: float = 0.1, gpu: bool = True, start_driver: bool = True,
-                 max_log_lines: int = 10_000, gpu_interval_s: float | None = None) -> None:
-        """``nvml``: an NVML-like object (tests pass ``FakeNvml``); ``clock``: the
-        wall clock used for elapsed times and the title (tests freeze it);
-        ``gpu=False`` disables GPU sampling; ``start_driver=False`` never spawns
-        a driver on startup (commands still do)."""
+                 log_poll_s: float = 0.1, start_driver: bool = True,
+                 max_log_lines: int = 10_000) -> None:
+        """``clock``: the wall clock used for elapsed times and the title (tests
+        freeze it); ``start_driver=False`` never spawns a driver on startup
+        (commands still do)."""
         super().__init__()
         self.config = config
         self.clock = clock
@@ -215,6 +199,7 @@ class EagleApp(App[int]):
         self.start_driver = start_driver
         self.max_log_lines = max_log_lines
         self.statuses: list[StageStatus] = []
+        self.view: PipelineView | None = None
         self.driver_pid: int | None = None
         self.selected: str | None = None
         self.log_target: LogTarget | None = None
@@ -229,20 +214,6 @@ class EagleApp(App[int]):
         self._problems_seen: set[str] = set()
         self._title_plain = ""
         self._log_title_plain = ""
-        self._roots: dict[str, int] = {}
-        self._rules: RuleSet | None = None
-        try:
-            from eagle3tui.stage_monitor import ruleset_for
-
-            self._rules = ruleset_for(config)
-        except Exception:  # noqa: BLE001 (classification is a nicety; the log still shows)
-            self._rules = None
-        self.gpu_monitor: GpuMonitor | None = None
-        if gpu:
-            self.gpu_monitor = GpuMonitor(
-                stage_roots=lambda: dict(self._roots), nvml=nvml, clock=clock,
-                interval=gpu_interval_s or getattr(config, "gpu_interval_s", 1.0) or 1.0,
-                on_update=self._gpu_callback)
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -272,12 +243,8 @@ class EagleApp(App[int]):
     def on_mount(self) -> None:
         self.table.focus()
         self._state_loop()
-        if self.gpu_monitor is not None:
-            self.gpu_monitor.start()
 
     def on_unmount(self) -> None:
-        if self.gpu_monitor is not None:
-            self.gpu_monitor.stop()
         self._poke.set()
 
     # -- state polling (thread) ---------------------------------------------------------
@@ -285,48 +252,34 @@ class EagleApp(App[int]):
     def _state_loop(self) -> None:
         """Read the state every ``poll_s`` (sooner when poked) and post it."""
         worker = get_current_worker()
-        alert_offset: int | None = None
+        # The panel shows the newest alerts: start with the file's last megabyte.
+        alerts = JsonlTail(self.config.state_dir / "alerts.jsonl", tail_bytes=1 << 20)
         first = True
         last_spawn = 0.0
         while not worker.is_cancelled:
             self._poke.clear()
             try:
-                msg, alert_offset = self._read_state(alert_offset)
+                msg: StatePolled | None = StatePolled(load_view(self.config), alerts.read())
             except Exception as exc:  # noqa: BLE001 (a bad file must not kill the poller)
                 self.call_from_thread(self.notify, f"reading state failed: {exc}",
                                       severity="error")
                 msg = None
             if msg is not None:
-                active = any(s.state.active for s in msg.statuses)
-                wanted = any(s.wanted and not s.state.terminal for s in msg.statuses)
+                view = msg.view
+                active = bool(view.active())
+                wanted = any(s.wanted and not s.state.terminal for s in view.statuses)
                 now = time.monotonic()
                 # Keep the pipeline advancing: a driver follows running stages
                 # and launches wanted ones; it exits when idle, so look again.
-                if self.start_driver and msg.driver_pid is None and \
+                if self.start_driver and view.driver_pid is None and \
                         ((first and (active or wanted)) or (active and now - last_spawn > 5)):
-                    from eagle3tui.control import ensure_driver
+                    from eagle3tui.supervisor.protocol import ensure_driver
 
                     if ensure_driver(self.config):
                         last_spawn = now
                 first = False
-                self._roots = {s.name: s.pid for s in msg.statuses if s.state.active and s.pid}
                 self.post_message(msg)
             self._poke.wait(self.poll_s)
-
-    def _read_state(self, alert_offset: int | None) -> tuple[StatePolled, int]:
-        from eagle3tui.driver_lock import driver_info
-
-        sd = self.config.state_dir
-        store = RunStore(sd)
-        header, live = read_live(sd)
-        statuses = derive_statuses(self.config, store, Intent.load(sd), live)
-        alerts, alert_offset = read_new_alerts(sd / "alerts.jsonl", alert_offset)
-        try:
-            drv = driver_info(sd)
-            pid = drv.get("pid") if drv.get("alive") else None
-        except Exception:  # noqa: BLE001 (driver info is decoration)
-            pid = None
-        return StatePolled(statuses, header, alerts, list(store.problems), pid), alert_offset
 
     def poke(self) -> None:
         """Ask the poller for an immediate refresh."""
@@ -335,27 +288,22 @@ class EagleApp(App[int]):
     @on(StatePolled)
     def _on_state(self, msg: StatePolled) -> None:
         self.polls += 1
-        self.statuses = msg.statuses
-        self.driver_pid = msg.driver_pid
-        held = self._held_gpus()
+        view = msg.view
+        self.view = view
+        self.statuses = view.statuses
+        self.driver_pid = view.driver_pid
         table = self.table
-        table.show(msg.statuses, self.clock(), self.config.drift_threshold, held)
-        if self.selected is None and msg.statuses:
-            self.selected = table.selected_stage or msg.statuses[0].name
+        table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
+        if self.selected is None and view.statuses:
+            self.selected = table.selected_stage or view.statuses[0].name
+        self.gpu_panel.show(view)
         self.alerts_panel.add_alerts(msg.alerts)
-        for p in msg.problems:
+        for p in view.problems:
             if p not in self._problems_seen:
                 self._problems_seen.add(p)
                 self.notify(printable(p), severity="warning", timeout=10, markup=False)
         self._update_title()
         self._retarget_log()
-
-    def _held_gpus(self) -> dict[str, str]:
-        upd = self.gpu_monitor.latest if self.gpu_monitor is not None else None
-        if upd is None:
-            return {}
-        return {name: ",".join(str(i) for i in sorted(u.gpus))
-                for name, u in upd.attribution.stages.items() if u.gpus}
 
     def _update_title(self) -> None:
         active = sum(1 for s in self.statuses if s.state.active)
@@ -372,19 +320,6 @@ class EagleApp(App[int]):
         if t.plain != self._title_plain:
             self._title_plain = t.plain
             self.title_bar.update(t)
-
-    # -- GPU (sampler thread callback) ------------------------------------------------------
-    def _gpu_callback(self, update: TelemetryUpdate) -> None:
-        mon = self.gpu_monitor
-        hist: dict[int, list[float]] = {}
-        if mon is not None:
-            for g in update.snapshot.gpus:
-                hist[g.index] = [float(used) for _, used, _ in mon.sampler.history(g.index)]
-        self.post_message(GpuPolled(update, hist))
-
-    @on(GpuPolled)
-    def _on_gpu(self, msg: GpuPolled) -> None:
-        self.gpu_panel.show(msg.update, msg.history)
 
     # -- log pane -----------------------------------------------------------------------
     @on(StageTable.Highlighted)
@@ -461,7 +396,10 @@ class EagleApp(App[int]):
         worker = get_current_worker()
         offset, line_no = skip_to_tail(target.log, target.offset, CATCH_UP_BYTES)
         follower = LogFollower(target.log, offset, line_no=line_no)
+        prefix = RunStore(self.config.state_dir).prefix(target.stage, target.attempt)
+        verdicts = JsonlTail(Path(prefix + ".verdicts.jsonl"), from_start=True)
         pending: list[tuple[int, str, str]] = []
+        marks: list[tuple[int, int, str]] = []
         reset = False
         idle = 0
         try:
@@ -475,15 +413,16 @@ class EagleApp(App[int]):
                     if chunk.reset:
                         pending.clear()
                         reset = True
-                    pending.extend(chunk_lines(chunk, self._rules, target.stage, target.end))
+                    pending.extend(chunk_lines(chunk, target.end))
                     if len(pending) > self.max_log_lines * 2:
                         # The UI keeps max_log_lines anyway: don't queue more than it shows.
                         del pending[: len(pending) - self.max_log_lines]
+                marks.extend(read_verdicts(verdicts))
                 # Backpressure: one batch in flight at a time; the UI acks it.
-                if (pending or reset) and self._log_ack.is_set():
+                if (pending or reset or marks) and self._log_ack.is_set():
                     self._log_ack.clear()
-                    self.post_message(LogBatch(target.token, pending, reset))
-                    pending, reset = [], False
+                    self.post_message(LogBatch(target.token, pending, reset, marks))
+                    pending, reset, marks = [], False, []
                 # A quiet log is looked at less often (up to 4x the cadence).
                 idle = 0 if got else min(idle + 1, 3)
                 time.sleep(self.log_poll_s * (1 + idle))
@@ -499,6 +438,7 @@ class EagleApp(App[int]):
             if msg.reset:
                 view.reset()
             view.append(msg.lines)
+            view.mark(msg.verdicts)
             self._try_jump()
             self._update_log_title()
         finally:
@@ -508,7 +448,7 @@ class EagleApp(App[int]):
     @work(thread=True, group="command", exit_on_error=False)
     def send(self, op: str, stages: list[str] | None = None, **extra: Any) -> None:
         """Send ``op`` to the driver in a thread; the reply arrives as ``CommandDone``."""
-        from eagle3tui.control import send_command
+        from eagle3tui.supervisor.protocol import send_command
 
         try:
             reply = send_command(self.config, op, stages, **extra)

@@ -27,12 +27,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from eagle3tui.alerts import Alert, AlertLog, build_hub, stdout_sink
+from eagle3tui.alerts import Alert, AlertLog, JsonlTail, build_hub, stdout_sink
 from eagle3tui.config import PipelineConfig, load_config, parse_overrides
-from eagle3tui.driver_lock import driver_info, lock_held
-from eagle3tui.records import RunStore
-from eagle3tui.state import Intent, StageState, StageStatus, derive_statuses, read_live
+from eagle3tui.supervisor.lock import driver_info, lock_held
+from eagle3tui.supervisor.state import StageState
 from eagle3tui.textsafe import printable
+from eagle3tui.view import load_view
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 _OBSERVE_POLL_S = 0.05
@@ -136,7 +136,7 @@ class Watch:
     # -- driving -----------------------------------------------------------------------
     def _drive(self, took_over: bool) -> int | None:
         """Run a driver in this thread; None if another one got the lock first."""
-        from eagle3tui.driver import Driver
+        from eagle3tui.supervisor.driver import Driver
 
         sinks = [stdout_sink(self.out)]
         if self.mirror is not None:
@@ -149,7 +149,7 @@ class Watch:
                 reply = driver.execute({"op": "start", "all": True})
                 self.say("start --all: " + "; ".join(reply["message"].splitlines()))
             # Stages running while nobody holds the lock: their driver was lost.
-            orphans = [s.name for s in self._statuses() if s.state.active]
+            orphans = [s.name for s in load_view(self.config).active()]
             if took_over or orphans:
                 hub.emit(Alert("warning", "driver-reacquired",
                                f"the driver of {self.state_dir} went away while stages were "
@@ -174,7 +174,7 @@ class Watch:
 
     def _hand_over(self) -> int:
         """Stopped by a signal while driving: keep the pipeline advancing without us."""
-        from eagle3tui.control import spawn_driver
+        from eagle3tui.supervisor.protocol import spawn_driver
 
         left = self._work_left()
         if left:
@@ -195,12 +195,12 @@ class Watch:
     # -- observing ----------------------------------------------------------------------
     def _observe(self) -> int | None:
         """Tail the alerts file while another process drives; None if we should take over."""
-        from eagle3tui.control import send_command
+        from eagle3tui.supervisor.protocol import send_command
 
         info = driver_info(self.state_dir)
         self.say(f"observing: another driver (pid {info.get('pid') or '?'}) drives {self.state_dir}; "
                  f"printing alerts from {self.alerts_file}")
-        tail = _JsonlTail(self.alerts_file, from_start=self.from_start)
+        tail = JsonlTail(self.alerts_file, from_start=self.from_start)
         self.from_start = False  # a later round continues where this one stopped
         if self.run_all and not self._started:
             self._started = True
@@ -235,7 +235,7 @@ class Watch:
                  f"{self._come_back()}")
         return EXIT_INTERRUPTED
 
-    def _relay(self, tail: _JsonlTail) -> None:
+    def _relay(self, tail: JsonlTail) -> None:
         for obj in tail.read():
             try:
                 alert = Alert.from_json(obj)
@@ -249,95 +249,29 @@ class Watch:
         tail.problems.clear()
 
     # -- outcome --------------------------------------------------------------------------
-    def _statuses(self) -> list[StageStatus]:
-        _, live = read_live(self.state_dir)
-        return derive_statuses(self.config, RunStore(self.state_dir), Intent.load(self.state_dir),
-                               live)
-
     def _work_left(self) -> list[str]:
         """Stages still running, or wanted and not finished, or scheduled for a retry."""
-        intent = Intent.load(self.state_dir)
-        left = []
-        for s in self._statuses():
-            queued = (s.wanted and s.state in (StageState.PENDING, StageState.WAITING)
-                      and "blocked" not in (s.reason or ""))
-            if s.state.active or s.name in intent.relaunch or queued:
-                left.append(s.name)
-        return left
+        return load_view(self.config).work_left()
 
     def _outcome(self) -> int:
         """Exit code and a closing line once nothing is left to do."""
-        sts = self._statuses()
-        wanted = [s for s in sts if s.wanted]
-        if not wanted:
-            done = [s for s in sts if s.state in _DONE]
-            if done and len(done) == len(sts):
+        view = load_view(self.config)
+        verdict = view.verdict()
+        if not verdict.wanted:
+            done = [s for s in view.statuses if s.state in _DONE]
+            if done and len(done) == len(view.statuses):
                 self.say("pipeline complete: every stage succeeded or was skipped")
             else:
                 self.say("nothing to do: no stage is wanted; pass --run-all, or start stages "
                          "with `eagle3tui start NAME`")
             return EXIT_OK
-        bad = [s for s in wanted if s.state not in _DONE]
-        if not bad:
-            self.say(f"pipeline complete: {len(wanted)} stage(s) succeeded or skipped")
+        if verdict.ok:
+            self.say(f"pipeline complete: {len(verdict.wanted)} stage(s) succeeded or skipped")
             return EXIT_OK
         parts = []
-        for s in bad:
+        for s in verdict.not_done:
             why = s.reason or s.state.value
             parts.append(f"{s.name}: {s.state.value}" + (f" ({why})" if why != s.state.value else ""))
         self.say("pipeline finished with failures: " + "; ".join(parts)
                  + f". Logs: `eagle3tui --config {self.config.path} logs NAME`")
         return EXIT_FAILED
-
-
-class _JsonlTail:
-    """Reads whole new lines appended to a JSONL file (a partial last line waits).
-
-    The position stays at the start of an incomplete line, so when a new
-    driver's ``AlertLog`` cuts that torn line off and appends after it, the
-    new lines are read from exactly where they begin.
-    """
-
-    def __init__(self, path: Path, from_start: bool = False) -> None:
-        self.path = path
-        self.problems: list[str] = []
-        self._ino: int | None = None
-        try:
-            st = path.stat()
-            self._pos = 0 if from_start else st.st_size
-            self._ino = st.st_ino
-        except FileNotFoundError:
-            self._pos = 0
-
-    def read(self) -> list[dict[str, Any]]:
-        """The objects of the lines completed since the last call."""
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return []
-        if st.st_ino != self._ino:
-            # Replaced by another file: read the new one from its start.
-            self._pos = 0
-            self._ino = st.st_ino
-        elif st.st_size < self._pos:
-            self._pos = st.st_size  # cut shorter than what we read: go on from its end
-        if st.st_size == self._pos:
-            return []
-        with open(self.path, "rb") as f:
-            f.seek(self._pos)
-            data = f.read()
-        cut = data.rfind(b"\n") + 1
-        self._pos += cut
-        out = []
-        for raw in data[:cut].split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                self.problems.append(f"{self.path}: skipped a line that is not JSON "
-                                     f"({printable(raw[:80].decode('utf-8', 'replace'))!r})")
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
-        return out

@@ -4,7 +4,7 @@
 driver's intent into a ``StageStatus`` per stage. It reads only files, so the
 CLI, ``--watch`` and the TUI get the same answer with or without a driver
 alive. The driver adds live figures (progress, ETA, readiness, waiting
-reasons) through ``state.json``, which the same functions overlay.
+reasons) through ``state.json``, which ``eagle3tui.view`` overlays.
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
-from eagle3tui.procs import is_alive, signal_name
-from eagle3tui.records import RunRecord, RunStore
-
-SCHEMA_VERSION = 1
-
+from eagle3tui.supervisor.procs import is_alive, signal_name
+from eagle3tui.supervisor.records import RunRecord, RunStore
 
 class StageState(str, Enum):
     PENDING = "pending"
@@ -198,34 +195,3 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.state, st.reason = StageState.WAITING, lv["waiting"]
         out.append(st)
     return out
-
-
-def read_live(state_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The driver's last ``state.json``: (header, per-stage live figures)."""
-    try:
-        data = json.loads((state_dir / "state.json").read_text())
-    except (OSError, ValueError):
-        return {}, {}
-    stages = {s["name"]: s for s in data.get("stages", []) if isinstance(s, dict) and "name" in s}
-    return data, stages
-
-
-def snapshot(config: PipelineConfig, store: RunStore | None = None) -> dict[str, Any]:
-    """The ``status --json`` document (schema in README: "status --json")."""
-    from eagle3tui.driver_lock import driver_info
-
-    store = store or RunStore(config.state_dir)
-    header, live = read_live(config.state_dir)
-    statuses = derive_statuses(config, store, Intent.load(config.state_dir), live)
-    drv = driver_info(config.state_dir)
-    return {
-        "schema": SCHEMA_VERSION,
-        "pipeline": config.name,
-        "config": str(config.path),
-        "state_dir": str(config.state_dir),
-        "time": time.time(),
-        "driver": drv,
-        "stages": [s.to_json() for s in statuses],
-        "gpu": header.get("gpu"),
-        "problems": list(store.problems),
-    }

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m eagle3tui.logs.classify_cli``."""
+    """``python -m eagle3tui.frontends.classify_cmd``."""
     parser = argparse.ArgumentParser(
         prog="eagle3tui classify", description="Classify a log offline: errors, their meaning, progress."
     )

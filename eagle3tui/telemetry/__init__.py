@@ -7,11 +7,11 @@ this package works on machines without the NVIDIA driver.
 
 from __future__ import annotations
 
-from eagle3tui.gpu.attribution import OTHER, Attribution, StageUsage, attribute
-from eagle3tui.gpu.disk import DiskEvent, DiskStatus, DiskWatcher
-from eagle3tui.gpu.monitor import GpuMonitor, TelemetryUpdate
-from eagle3tui.gpu.sampler import GpuInfo, GpuProcess, GpuSampler, GpuSnapshot
-from eagle3tui.gpu.signals import GpuEvent, GpuWitness, MemoryTrend, SignalTracker
+from eagle3tui.telemetry.attribution import OTHER, Attribution, StageUsage, attribute
+from eagle3tui.telemetry.disk import DiskEvent, DiskStatus, DiskWatcher
+from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate
+from eagle3tui.telemetry.sampler import GpuInfo, GpuProcess, GpuSampler, GpuSnapshot
+from eagle3tui.telemetry.signals import GpuEvent, GpuWitness, MemoryTrend, SignalTracker
 
 __all__ = [
     "OTHER",

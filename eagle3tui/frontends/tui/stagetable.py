@@ -23,8 +23,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from eagle3tui.state import StageStatus
-from eagle3tui.tui.format import COLUMNS, stage_cells
+from eagle3tui.supervisor.state import StageStatus
+from eagle3tui.frontends.tui.format import COLUMNS, stage_cells
 
 GAP = 2
 HEADER_STYLE = Style(bold=True)

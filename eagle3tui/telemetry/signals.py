@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from eagle3tui.gpu.attribution import Attribution
-from eagle3tui.gpu.sampler import GpuSnapshot
+from eagle3tui.telemetry.attribution import Attribution
+from eagle3tui.telemetry.sampler import GpuSnapshot
+from eagle3tui.witness import GpuWitness
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -31,20 +32,6 @@ class MemoryTrend(str, Enum):
     FALLING = "falling"
     FREED = "freed"  # held a lot before, now ~0: exit, crash or explicit free
     FULL = "full"  # at or above the full fraction of the GPU: OOM risk
-
-
-@dataclass(frozen=True)
-class GpuWitness:
-    """What the GPU says about a stage, for the stall detector.
-
-    ``memory_changing``: memory moved by more than the noise threshold within
-    the window (loading or freeing: the stage is doing something).
-    ``busy``: the stage's GPUs averaged at least the busy threshold of
-    utilisation over the window.
-    """
-
-    memory_changing: bool
-    busy: bool
 
 
 @dataclass(frozen=True)

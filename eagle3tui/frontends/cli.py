@@ -33,7 +33,7 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from eagle3tui.records import RunStore
+    from eagle3tui.supervisor.records import RunStore
 
     config = _load(args)
     errors = [str(e) for e in missing_executables(config)]
@@ -64,7 +64,7 @@ def _reply(reply: dict[str, Any]) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    from eagle3tui.control import send_command
+    from eagle3tui.supervisor.protocol import send_command
 
     config = _load(args)
     if not args.stages and not args.all:
@@ -75,7 +75,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
                   file=sys.stderr)
             return EXIT_USAGE
-    from eagle3tui.scheduler import dependency_closure
+    from eagle3tui.supervisor.scheduler import dependency_closure
 
     # Only what will run: the named stages and their dependencies, or all.
     errors = missing_executables(config, None if args.all else dependency_closure(config, args.stages))
@@ -91,28 +91,15 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> int:
     """Block until ``names`` are all finished; 0 if all succeeded or were skipped."""
-    from eagle3tui.control import ensure_driver
-    from eagle3tui.records import RunStore
-    from eagle3tui.state import Intent, StageState, derive_statuses, read_live
+    from eagle3tui.supervisor.protocol import ensure_driver
+    from eagle3tui.view import load_view
 
     deadline = time.monotonic() + timeout if timeout else None
     spawns = 0
     while True:
-        store = RunStore(config.state_dir)
-        _, live = read_live(config.state_dir)
-        intent = Intent.load(config.state_dir)
-        sts = {s.name: s for s in derive_statuses(config, store, intent, live)}
-        states = [sts[n].state for n in names]
-        if all(s in (StageState.SUCCEEDED, StageState.SKIPPED) for s in states):
-            return EXIT_OK
-        # A failure is final once a driver has settled it (a retry policy may
-        # queue a resume at that moment) and nothing is queued to run again.
-        ended = [sts[n] for n in names if sts[n].state in (StageState.FAILED, StageState.STOPPED)]
-        if ended and all(s.settled for s in ended) and not any(s.active for s in states) \
-                and not intent.relaunch:
-            stuck = [n for n in names if sts[n].state in (StageState.PENDING, StageState.WAITING)]
-            if not stuck or all("blocked" in (sts[n].reason or "") for n in stuck):
-                return EXIT_FAILED
+        settled = load_view(config).settled(names)
+        if settled is not None:
+            return EXIT_OK if settled else EXIT_FAILED
         if deadline and time.monotonic() > deadline:
             print("error: timed out waiting", file=sys.stderr)
             return EXIT_FAILED
@@ -127,7 +114,7 @@ def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> in
 
 def _simple(op: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from eagle3tui.control import send_command
+        from eagle3tui.supervisor.protocol import send_command
 
         config = _load(args)
         if args.stage not in config.names:
@@ -145,10 +132,10 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from eagle3tui.state import snapshot
+    from eagle3tui.view import load_view
 
     config = _load(args)
-    snap = snapshot(config)
+    snap = load_view(config).to_json()
     if args.json:
         print(json.dumps(snap, indent=2))
     else:
@@ -207,8 +194,8 @@ def _num(x: Any) -> str:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    from eagle3tui.records import RunStore
-    from eagle3tui.state import Intent, derive_statuses
+    from eagle3tui.supervisor.records import RunStore
+    from eagle3tui.view import load_view
 
     config = _load(args)
     if args.stage not in config.names:
@@ -238,8 +225,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
                 continue
             if not args.follow:
                 break
-            st = {s.name: s for s in derive_statuses(config, RunStore(config.state_dir),
-                                                     Intent.load(config.state_dir))}[args.stage]
+            st = load_view(config).stage(args.stage)
             if not st.state.active and st.run_id == (rec.run_id if rec else None):
                 break
             time.sleep(0.2)
@@ -306,8 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Subcommands implemented in their own modules."""
-    from eagle3tui.gpu import gpus_cli
-    from eagle3tui.logs import classify_cli
+    from eagle3tui.frontends import gpus_cmd as gpus_cli
+    from eagle3tui.frontends import classify_cmd as classify_cli
 
     p = sub.add_parser("classify", help="classify a log offline: events, progress, ETA drift")
     classify_cli.add_arguments(p)
@@ -319,7 +305,7 @@ def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], 
 
 
 def _gpus(args: argparse.Namespace) -> int:
-    from eagle3tui.gpu import gpus_cli
+    from eagle3tui.frontends import gpus_cmd as gpus_cli
 
     roots: dict[str, int] = {}
     try:
@@ -327,12 +313,9 @@ def _gpus(args: argparse.Namespace) -> int:
     except ConfigError:
         config = None  # no pipeline here: show GPUs without attribution
     if config is not None:
-        from eagle3tui.records import RunStore
-        from eagle3tui.state import Intent, derive_statuses
+        from eagle3tui.view import load_view
 
-        for s in derive_statuses(config, RunStore(config.state_dir), Intent.load(config.state_dir)):
-            if s.state.active and s.pid:
-                roots[s.name] = s.pid
+        roots = load_view(config).stage_roots()
     return gpus_cli.run(args, stage_roots=roots)
 
 
@@ -341,11 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.watch:
-            from eagle3tui.watch import run_watch
+            from eagle3tui.frontends.watch import run_watch
 
             return run_watch(args)
         if args.command is None:
-            from eagle3tui.tui.app import run_tui
+            from eagle3tui.frontends.tui.app import run_tui
 
             return run_tui(args)
         return int(args.func(args))

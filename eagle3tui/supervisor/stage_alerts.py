@@ -21,11 +21,13 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.rules import RuleSet, build_ruleset
-from eagle3tui.records import RunRecord
+from eagle3tui.supervisor.records import RunRecord
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
 
 STALL_RULES = ("stalled", "hang-suspected")
+# Line kinds the log panes mark (the rest is ordinary output).
+VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
@@ -42,7 +44,11 @@ class StageWatch:
         self.run_id = rec.run_id
         self.attempt = rec.attempt
         self.state_dir = Path(state_dir)
-        self.seen_path = Path(str(state_dir / "runs" / stage.name / f"{rec.attempt:04d}") + ".watch.json")
+        prefix = str(state_dir / "runs" / stage.name / f"{rec.attempt:04d}")
+        self.seen_path = Path(prefix + ".watch.json")
+        # The driver's verdict on each event line, for the front ends' log panes
+        # (they show these kinds and never classify lines themselves).
+        self.verdicts_path = Path(prefix + ".verdicts.jsonl")
         self.alerted_line = self._load_seen()
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
@@ -93,6 +99,7 @@ class StageWatch:
 
     def _to_alerts(self, events: list[LogEvent], live: bool = False) -> list[AlertTuple]:
         out: list[AlertTuple] = []
+        verdicts: list[dict[str, Any]] = []
         last_line = 0
         for ev in events:
             if ev.rule:
@@ -103,12 +110,23 @@ class StageWatch:
             # stall verdicts are about now, not about a line.
             if not live and end <= self.alerted_line:
                 continue
+            if not live and ev.line and ev.kind in VERDICT_KINDS:
+                verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
             alert = self._alert_for(ev)
             if alert:
                 out.append(alert)
+        if verdicts:
+            self._write_verdicts(verdicts)
         if last_line and not live:
             self._save_seen(last_line)
         return out
+
+    def _write_verdicts(self, verdicts: list[dict[str, Any]]) -> None:
+        try:
+            with open(self.verdicts_path, "a", encoding="utf-8") as f:
+                f.write("".join(json.dumps(v) + "\n" for v in verdicts))
+        except OSError:
+            pass  # display only: a full disk must not stop the alerts
 
     def _alert_for(self, ev: LogEvent) -> AlertTuple | None:
         details: dict[str, Any] = {

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 from eagle3tui.config import StageConfig
-from eagle3tui.procs import create_time
-from eagle3tui.records import RunRecord, RunStore
+from eagle3tui.supervisor.procs import create_time
+from eagle3tui.supervisor.records import RunRecord, RunStore
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
 

@@ -18,8 +18,11 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig
-from eagle3tui.driver import COMMANDS_DIR, REPLIES_DIR
-from eagle3tui.driver_lock import lock_held
+from eagle3tui.supervisor.lock import lock_held
+
+# Where commands and their replies live, under the state directory.
+COMMANDS_DIR = "commands"
+REPLIES_DIR = "replies"
 
 _spawned: list[subprocess.Popen[bytes]] = []
 
@@ -27,7 +30,7 @@ _spawned: list[subprocess.Popen[bytes]] = []
 def spawn_driver(config: PipelineConfig) -> None:
     """Start a detached driver for ``config`` (it exits at once if one already runs)."""
     _spawned[:] = [p for p in _spawned if p.poll() is None]
-    argv = [sys.executable, "-m", "eagle3tui.driver", "--config", str(config.path)]
+    argv = [sys.executable, "-m", "eagle3tui.supervisor.driver", "--config", str(config.path)]
     for k, v in config.overrides.items():
         argv += ["--set", f"{k}={v}"]
     config.state_dir.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from eagle3tui.durations import format_duration
-from eagle3tui.state import StageState, StageStatus
+from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
 
 STATE_STYLE = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from eagle3tui.gpu.sampler import GpuProcess, GpuSnapshot
+from eagle3tui.telemetry.sampler import GpuProcess, GpuSnapshot
 
 OTHER = "other"
 

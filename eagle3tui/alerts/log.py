@@ -1,0 +1,152 @@
+"""The alerts file: append-only, crash-safe JSONL, and readers of it.
+
+``AlertLog`` appends to a JSONL file with one ``write`` + ``fsync`` per alert,
+so a process killed at any moment leaves whole lines only; a torn last line
+left by an earlier crash is cut off (and reported) when the log is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from eagle3tui.alerts.model import Alert
+from eagle3tui.textsafe import printable
+
+
+class AlertLog:
+    """Append-only, crash-safe JSONL file of alerts."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.repaired: str | None = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+
+    def _repair(self) -> None:
+        # A torn last line (a crash mid-write on a filesystem that does not
+        # make appends atomic) is cut so every remaining line parses.
+        try:
+            with open(self.path, "rb+") as f:
+                size = f.seek(0, os.SEEK_END)
+                if size == 0:
+                    return
+                # Only the tail can be torn: look back for the last newline
+                # instead of reading a file that may be large.
+                back = min(size, 1 << 16)
+                while True:
+                    f.seek(size - back)
+                    tail = f.read(back)
+                    if tail.endswith(b"\n"):
+                        return
+                    nl = tail.rfind(b"\n")
+                    if nl >= 0 or back == size:
+                        break
+                    back = min(size, back * 4)
+                cut = size - back + nl + 1
+                f.truncate(cut)
+                self.repaired = (f"{self.path}: removed a partial last line of {size - cut} bytes "
+                                 "left by an earlier crash")
+        except FileNotFoundError:
+            return
+
+    def append(self, alert: Alert) -> None:
+        """Write one line and fsync it; one ``write`` call so readers never see half a line."""
+        line = json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
+                          default=str) + "\n"
+        with self._lock:
+            os.write(self._fd, line.encode("ascii"))
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def read_alerts(path: str | os.PathLike[str]) -> list[Alert]:
+    """Every whole, parseable alert of a JSONL file (a torn last line is skipped)."""
+    out: list[Alert] = []
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return out
+    for raw in data.split(b"\n")[:-1] if data else []:
+        try:
+            out.append(Alert.from_json(json.loads(raw)))
+        except ValueError:
+            continue
+    return out
+
+
+class JsonlTail:
+    """Reads whole new lines appended to a JSONL file (a partial last line waits).
+
+    The position stays at the start of an incomplete line, so when a new
+    driver's ``AlertLog`` cuts that torn line off and appends after it, the
+    new lines are read from exactly where they begin.
+    """
+
+    def __init__(self, path: Path, from_start: bool = False, tail_bytes: int = 0) -> None:
+        """Start at the file's end, its start (``from_start``), or at the first whole
+        line of its last ``tail_bytes`` (what a front end shows on opening)."""
+        self.path = Path(path)
+        self.problems: list[str] = []
+        self._ino: int | None = None
+        self._pos = 0
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return
+        self._ino = st.st_ino
+        if from_start:
+            return
+        self._pos = st.st_size
+        if tail_bytes and st.st_size:
+            start = max(0, st.st_size - tail_bytes)
+            if start:
+                with open(self.path, "rb") as f:
+                    f.seek(start - 1)
+                    start += len(f.readline()) - 1  # begin at a line start
+            self._pos = start
+
+    def read(self) -> list[dict[str, Any]]:
+        """The objects of the lines completed since the last call."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return []
+        if st.st_ino != self._ino:
+            # Replaced by another file: read the new one from its start.
+            self._pos = 0
+            self._ino = st.st_ino
+        elif st.st_size < self._pos:
+            self._pos = st.st_size  # cut shorter than what we read: go on from its end
+        if st.st_size == self._pos:
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self._pos)
+            data = f.read()
+        cut = data.rfind(b"\n") + 1
+        self._pos += cut
+        out = []
+        for raw in data[:cut].split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                self.problems.append(f"{self.path}: skipped a line that is not JSON "
+                                     f"({printable(raw[:80].decode('utf-8', 'replace'))!r})")
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out

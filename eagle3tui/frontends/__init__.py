@@ -1,0 +1,1 @@
+"""Front ends over the read model: the CLI, --watch and the TUI."""

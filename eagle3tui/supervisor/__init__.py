@@ -1,0 +1,1 @@
+"""The supervisor: the driver, its scheduler, launches, run records and the command protocol."""

@@ -1,0 +1,203 @@
+"""The read model: one answer to "what does the pipeline look like now?".
+
+``load_view(config)`` builds a :class:`PipelineView` from what the driver
+leaves on disk: the run records, the intent, and ``state.json`` (live
+figures, waiting reasons, the last GPU sample with its attribution and a short
+memory history per GPU). The TUI, ``--watch`` and every CLI command ask this
+one question, so they cannot disagree; none of them samples NVML or
+classifies log lines of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from eagle3tui.config import PipelineConfig
+from eagle3tui.supervisor.lock import driver_info
+from eagle3tui.supervisor.records import RunStore
+from eagle3tui.supervisor.state import Intent, StageState, StageStatus, derive_statuses
+
+SCHEMA_VERSION = 1
+_DONE = (StageState.SUCCEEDED, StageState.SKIPPED)
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    """One GPU as the front ends show it: figures, holders and recent memory."""
+
+    index: int
+    name: str | None
+    mem_used: int | None
+    mem_total: int | None
+    util_pct: float | None
+    temp_c: float | None
+    error: str | None
+    holders: list[tuple[str, int]]  # (stage, bytes), by stage name
+    other_bytes: int
+    history: list[float]  # memory used, bytes, oldest first
+
+    @property
+    def mem_fraction(self) -> float | None:
+        if self.mem_used is None or not self.mem_total:
+            return None
+        return self.mem_used / self.mem_total
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a set of stages ended: ``ok``, or the stages that did not succeed."""
+
+    ok: bool
+    wanted: list[str]
+    not_done: list[StageStatus] = field(default_factory=list)
+
+
+@dataclass
+class PipelineView:
+    """Everything a front end shows, read once from the state directory."""
+
+    config: PipelineConfig
+    time: float
+    statuses: list[StageStatus]
+    intent: Intent
+    driver: dict[str, Any]
+    gpu: dict[str, Any] | None
+    problems: list[str]
+
+    # -- stages ------------------------------------------------------------------------
+    def stage(self, name: str) -> StageStatus:
+        """The status of stage ``name`` (KeyError if there is none)."""
+        for s in self.statuses:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    @property
+    def driver_alive(self) -> bool:
+        return bool(self.driver.get("alive"))
+
+    @property
+    def driver_pid(self) -> int | None:
+        return self.driver.get("pid") if self.driver_alive else None
+
+    def active(self) -> list[StageStatus]:
+        return [s for s in self.statuses if s.state.active]
+
+    def work_left(self) -> list[str]:
+        """Stages still running, scheduled for a relaunch, or wanted and not blocked."""
+        left = []
+        for s in self.statuses:
+            queued = (s.wanted and s.state in (StageState.PENDING, StageState.WAITING)
+                      and "blocked" not in (s.reason or ""))
+            if s.state.active or s.name in self.intent.relaunch or queued:
+                left.append(s.name)
+        return left
+
+    def settled(self, names: Iterable[str]) -> bool | None:
+        """For ``start --wait``: True when ``names`` all succeeded or were skipped,
+        False when one failed for good (a driver settled it, no retry is queued and
+        what is left is blocked by it), None while the outcome can still change."""
+        sts = [self.stage(n) for n in names]
+        if all(s.state in _DONE for s in sts):
+            return True
+        ended = [s for s in sts if s.state in (StageState.FAILED, StageState.STOPPED)]
+        if ended and all(s.settled for s in ended) and not any(s.state.active for s in sts) \
+                and not self.intent.relaunch:
+            stuck = [s for s in sts if s.state in (StageState.PENDING, StageState.WAITING)]
+            if all("blocked" in (s.reason or "") for s in stuck):
+                return False
+        return None
+
+    def verdict(self) -> Verdict:
+        """The wanted stages' outcome once nothing is left to do."""
+        wanted = [s for s in self.statuses if s.wanted]
+        bad = [s for s in wanted if s.state not in _DONE]
+        return Verdict(ok=not bad, wanted=[s.name for s in wanted], not_done=bad)
+
+    # -- GPUs ----------------------------------------------------------------------------
+    def gpu_note(self) -> str | None:
+        """Why there are no GPU rows (None when there are)."""
+        g = self.gpu
+        if g is None:
+            return ("GPU: waiting for the driver's first sample…" if self.driver_alive
+                    else "GPU: no driver running (figures appear while one runs)")
+        if not g.get("available", False):
+            return str(g.get("error") or "NVML unavailable")
+        if not g.get("gpus"):
+            return "NVML sees no GPUs on this host"
+        return None
+
+    def gpu_rows(self) -> list[GpuRow]:
+        """One row per GPU of the driver's last sample."""
+        g = self.gpu or {}
+        holders: dict[int, list[tuple[str, int]]] = {}
+        for name, use in (g.get("stages") or {}).items():
+            for idx, b in (use.get("bytes_by_gpu") or {}).items():
+                holders.setdefault(int(idx), []).append((name, int(b or 0)))
+        others: dict[int, int] = {}
+        for p in g.get("other") or []:
+            others[int(p.get("gpu", -1))] = others.get(int(p.get("gpu", -1)), 0) + int(p.get("bytes") or 0)
+        history = g.get("history") or {}
+        rows = []
+        for d in g.get("gpus") or []:
+            idx = int(d.get("index", 0))
+            rows.append(GpuRow(
+                index=idx, name=d.get("name"), mem_used=d.get("mem_used"), mem_total=d.get("mem_total"),
+                util_pct=d.get("util_pct"), temp_c=d.get("temp_c"), error=d.get("error"),
+                holders=sorted(holders.get(idx, [])), other_bytes=others.get(idx, 0),
+                history=[float(v) for v in history.get(str(idx), [])]))
+        return rows
+
+    def held_gpus(self) -> dict[str, str]:
+        """Stage -> the GPUs it holds memory on ("0,1"), from the last sample."""
+        out = {}
+        for name, use in ((self.gpu or {}).get("stages") or {}).items():
+            if use.get("gpus"):
+                out[name] = ",".join(str(i) for i in sorted(use["gpus"]))
+        return out
+
+    def stage_roots(self) -> dict[str, int]:
+        """Running stages' root pids, for attributing GPU processes."""
+        return {s.name: s.pid for s in self.statuses if s.state.active and s.pid}
+
+    # -- output -----------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The ``status --json`` document (schema in README: "status --json")."""
+        return {
+            "schema": SCHEMA_VERSION,
+            "pipeline": self.config.name,
+            "config": str(self.config.path),
+            "state_dir": str(self.config.state_dir),
+            "time": self.time,
+            "driver": self.driver,
+            "stages": [s.to_json() for s in self.statuses],
+            "gpu": self.gpu,
+            "problems": list(self.problems),
+        }
+
+
+def read_state_file(config: PipelineConfig) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The driver's last ``state.json``: (document, per-stage live entries)."""
+    try:
+        data = json.loads((config.state_dir / "state.json").read_text())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(data, dict):
+        return {}, {}
+    stages = {s["name"]: s for s in data.get("stages", []) if isinstance(s, dict) and "name" in s}
+    return data, stages
+
+
+def load_view(config: PipelineConfig, store: RunStore | None = None) -> PipelineView:
+    """Read the pipeline's state once: records, intent, the driver's live figures and GPUs."""
+    store = store or RunStore(config.state_dir)
+    doc, live = read_state_file(config)
+    intent = Intent.load(config.state_dir)
+    statuses = derive_statuses(config, store, intent, live)
+    gpu = doc.get("gpu") if isinstance(doc.get("gpu"), dict) else None
+    return PipelineView(config=config, time=time.time(), statuses=statuses, intent=intent,
+                        driver=driver_info(config.state_dir), gpu=gpu, problems=list(store.problems))
