@@ -180,6 +180,15 @@ class PipelineView:
         }
 
 
+def remaining_now(eta: dict[str, Any], now: float) -> float | None:
+    """A live ETA's remaining seconds counted down to ``now`` between updates."""
+    remaining = eta.get("remaining_s")
+    if remaining is None:
+        return None
+    at = eta.get("at")
+    return max(0.0, float(remaining) - (max(0.0, now - float(at)) if at else 0.0))
+
+
 def read_state_file(config: PipelineConfig) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The driver's last ``state.json``: (document, per-stage live entries)."""
     try:

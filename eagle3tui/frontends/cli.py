@@ -24,6 +24,7 @@ from eagle3tui.config import (
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.textsafe import printable
+from eagle3tui.view import remaining_now
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -173,7 +174,7 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
         lines.append(
             f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
-            f"{format_duration(eta.get('remaining_s')) if eta.get('remaining_s') is not None else '':>8} "
+            f"{format_duration(left) if (left := remaining_now(eta, now)) is not None else '':>8} "
             f"{(f'{drift:+.0%}' if drift is not None else ''):>6}  {printable(note)}")
         shown: list[str] = []
         for err in s.get("errors") or []:

@@ -16,10 +16,17 @@ from eagle3tui.logs.progress import ProgressUpdate
 
 @dataclass(frozen=True, slots=True)
 class Eta:
-    """Projection for the current progress bar.
+    """The stage's projection from its current progress bar: the one drift formula.
 
-    ``projected_s`` = elapsed + remaining; ``drift`` = projected/estimate - 1
-    (None without an estimate).
+    ``projected_s`` is the stage's projected duration: the time since the stage
+    started plus the current bar's remaining time (a lower bound: a stage often
+    draws several bars, load then work), or, for a bar that is a named phase
+    with its own estimate, that bar's elapsed plus remaining. ``drift`` =
+    projected/estimate - 1 (None without an estimate). The drift alert and
+    every display read these same fields. A bar that has completed while the
+    stage goes on is a finished phase: it projects nothing (``done``).
+    ``at`` is the wall clock of the observation, so a display can count the
+    remaining time down between updates.
     """
 
     elapsed_s: float
@@ -28,6 +35,15 @@ class Eta:
     time_per_item: float | None
     drift: float | None
     estimate_s: float | None
+    phase: str | None = None
+    done: bool = False
+    at: float | None = None
+
+    def remaining_at(self, now: float) -> float | None:
+        """The remaining time counted down to ``now`` (never below zero)."""
+        if self.remaining_s is None:
+            return None
+        return max(0.0, self.remaining_s - max(0.0, now - (self.at or now)))
 
 
 class EtaTracker:
@@ -39,8 +55,11 @@ class EtaTracker:
     """
 
     def __init__(self, estimate_s: float | None = None, drift_threshold: float = 0.25, window: int = 9,
-                 phases: dict[str, float] | None = None) -> None:
+                 phases: dict[str, float] | None = None, stage_started_at: float | None = None) -> None:
+        """``stage_started_at``: when the stage started (wall clock); without it
+        (an offline log) the stage is taken to start with its current bar."""
         self.estimate_s = estimate_s
+        self.stage_started_at = stage_started_at
         # Estimates for named phases of a stage ("Loading safetensors checkpoint
         # shards" = 22 min): a bar whose description starts with a phase name
         # is judged against that phase's estimate, not the whole stage's.
@@ -125,9 +144,14 @@ class EtaTracker:
                 remaining = upd.remaining_s
             elif tpi is not None:
                 remaining = left * tpi
-        projected = t + remaining if remaining is not None else None
+        done = upd.total is not None and n >= upd.total
+        elapsed = t
+        if self.phase is None and self.stage_started_at is not None:
+            elapsed = max(t, now - self.stage_started_at)
+        projected = elapsed + remaining if remaining is not None and not done else None
         drift = projected / self.estimate_s - 1.0 if projected is not None and self.estimate_s else None
-        self.eta = Eta(t, remaining, projected, tpi, drift, self.estimate_s)
+        self.eta = Eta(t, None if done else remaining, projected, tpi, drift, self.estimate_s,
+                       phase=self.phase, done=done, at=now)
         if drift is None:
             return False
         # One slow first item (warm-up, a cold cache) must not raise an alarm:

@@ -218,7 +218,8 @@ class StageLogMonitor:
         if estimate_s is None and history is not None and stage is not None:
             # No configured estimate: the median of this stage's past runs.
             estimate_s = history.median(stage)
-        self.eta_tracker = EtaTracker(estimate_s, drift_threshold, phases=phase_estimates)
+        self.eta_tracker = EtaTracker(estimate_s, drift_threshold, phases=phase_estimates,
+                                      stage_started_at=started_at)
         self.stall = StallDetector(stall_floor_s, stall_k)
         self.progress_events = progress_events
         self.progress_mode = progress_mode

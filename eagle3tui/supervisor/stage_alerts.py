@@ -163,22 +163,10 @@ class StageWatch:
         if prog is not None:
             out["progress"] = {k: getattr(prog, k, None) for k in
                                ("desc", "n", "total", "elapsed_s", "remaining_s", "rate", "unit")}
-        if eta is not None and eta.remaining_s is not None:
-            # The stage, not just the current bar: a stage often draws several
-            # bars (load, then work), and a later bar's own elapsed time leaves
-            # out everything before it. Stage elapsed + this bar's remaining is
-            # a lower bound of the stage's duration, so drift is never overstated.
-            tracker = self.monitor.eta_tracker
-            if tracker.phase is not None:
-                # A phase with its own estimate is judged on its own bar.
-                out["eta"] = {"projected_s": eta.projected_s, "remaining_s": eta.remaining_s,
-                              "drift": eta.drift, "phase": tracker.phase}
-            else:
-                elapsed = max(0.0, time.time() - self.started_at)
-                projected = elapsed + eta.remaining_s
-                estimate = tracker.estimate_s
-                out["eta"] = {"projected_s": projected, "remaining_s": eta.remaining_s,
-                              "drift": projected / estimate - 1.0 if estimate else None}
+        if eta is not None and (eta.remaining_s is not None or eta.done):
+            # The tracker's projection is the one the drift alert used.
+            out["eta"] = {"projected_s": eta.projected_s, "remaining_s": eta.remaining_s,
+                          "drift": eta.drift, "phase": eta.phase, "done": eta.done, "at": eta.at}
         return out
 
     def tail_errors(self, n: int) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from rich.text import Text
 from eagle3tui.durations import format_duration
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
+from eagle3tui.view import remaining_now
 
 STATE_STYLE = {
     StageState.PENDING: "dim",
@@ -128,8 +129,12 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         count = f"{num(n)}/{num(total) if total else '?'}"
         if prog.get("unit"):
             count += f" {printable(str(prog['unit']))}"
+    if eta.get("done") and st.state.active:
+        # The bar finished but the stage goes on: it was a phase (model loading),
+        # not the stage's progress.
+        frac, pct, count = None, "", f"{printable(str(prog.get('desc') or 'phase'))[:12]} done"
     elapsed = st.elapsed(now)
-    remaining = eta.get("remaining_s")
+    remaining = remaining_now(eta, now)
     drift = eta.get("drift")
     note = st.reason or ""
     if st.hint:
