@@ -45,7 +45,3 @@ class ConfigErrors(ConfigError):
 
     def render(self) -> str:  # type: ignore[override]
         return "\n".join(e.render() for e in self.errors)
-
-
-class StateError(Exception):
-    """The state directory could not be read or written."""

@@ -21,11 +21,7 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.monitor import StageLogMonitor, describe_progress
 from eagle3tui.logs.rules import build_ruleset, load_rules_file
 
-try:
-    from eagle3tui.durations import parse_duration
-except ImportError:  # pragma: no cover - the lead's module is the real one
-    def parse_duration(text: str | float) -> float:  # type: ignore[misc]
-        return float(text)
+from eagle3tui.durations import parse_duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

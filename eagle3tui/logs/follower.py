@@ -323,6 +323,8 @@ class LogWatcher:
         self.changed = threading.Event()
         self.poll_interval = poll_interval
         self._paths: set[str] = {os.path.abspath(os.fspath(p)) for p in paths}
+        # Directories in which any change counts (e.g. a command file arriving).
+        self._dirs: set[str] = set()
         self._lock = threading.Lock()
         self._observer: object | None = None
         self._watched_dirs: dict[str, object] = {}
@@ -363,7 +365,8 @@ class LogWatcher:
                 if dest:
                     paths.add(os.fsdecode(dest))
                 with watcher._lock:
-                    hit = bool(paths & watcher._paths)
+                    hit = bool(paths & watcher._paths) or any(
+                        os.path.dirname(p) in watcher._dirs for p in paths)
                 if hit:
                     watcher.changed.set()
 
@@ -398,6 +401,17 @@ class LogWatcher:
         except OSError:
             pass  # the stat thread still covers it
         self.changed.set()
+
+    def add_dir(self, path: str | os.PathLike[str]) -> None:
+        """Wake on any change inside directory ``path`` (with inotify; polling mode
+        callers keep their own cadence for directories)."""
+        d = os.path.abspath(os.fspath(path))
+        with self._lock:
+            self._dirs.add(d)
+        try:
+            self._watch_dir(d)
+        except OSError:
+            pass
 
     def remove(self, path: str | os.PathLike[str]) -> None:
         """Stop watching a file."""

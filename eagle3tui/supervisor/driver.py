@@ -32,6 +32,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
+from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
 from eagle3tui.supervisor.launcher import launch, reap_wrappers
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR
@@ -82,7 +83,10 @@ class Driver:
         self.hub = hub or AlertHub()
         self.alert_log = AlertLog(alerts_path or self.state_dir / "alerts.jsonl")
         self.hub.add_sink(self.alert_log.append)
+        # Without inotify the driver looks every tick_s; with it, it sleeps until a
+        # followed log or the commands directory changes, or the next full pass.
         self.tick_s = tick_s
+        self.wakeups = LogWatcher(poll_interval=tick_s)
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
@@ -128,6 +132,8 @@ class Driver:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
                 self.gpu.start()
+            self.wakeups.start()
+            self.wakeups.add_dir(self.commands_dir)
             idle_since: float | None = None
             failures = 0
             while not stop.is_set():
@@ -156,15 +162,23 @@ class Driver:
                     # A command may have arrived since the tick: handle it first.
                     if not self._command_files():
                         break
-                stop.wait(self.tick_s)
+                self._wait_for_work(stop)
             self.write_state(force=True)
         finally:
+            self.wakeups.stop()
             for p in self.probers.values():
                 p.stop()
             if self.gpu is not None:
                 self.gpu.close()
             self.lock.release()
         return 0
+
+    def _wait_for_work(self, stop: threading.Event) -> None:
+        """Sleep until a followed log or a command changes, or the next full pass."""
+        if self.wakeups.mode == "inotify":
+            self.wakeups.wait(self.full_every_s)
+        else:
+            stop.wait(self.tick_s)
 
     # -- one tick -------------------------------------------------------
     def tick(self) -> bool:
@@ -326,6 +340,7 @@ class Driver:
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
             self.watches[stage.name] = w
+            self.wakeups.add(rec.log)
         self._watch_recs[stage.name] = rec
         for level, kind, message, details in w.poll(now):
             self._alert(level, kind, message, rec, **details)
@@ -364,6 +379,7 @@ class Driver:
             return
         w = self.watches.pop(stage.name, None)
         self._watch_recs.pop(stage.name, None)
+        self.wakeups.remove(rec.log)
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
         for level, kind, message, found in w.poll(now) + w.finish(rec):
