@@ -46,19 +46,14 @@ def main() -> int:
 
     from pipeline import model_io
     from pipeline.eagle3_model import default_aux_layers
-    from pipeline.extract import (
-        ExtractedDataset,
-        build_parser,
-        make_batches,
-        plan_shards,
-        run_extract,
-    )
-    from pipeline.prepared import PreparedDataset
+    from pipeline.extract import build_parser, make_batches, run_extract
+    from pipeline.hidden_states import HiddenStatesDataset, plan_shards
+    from pipeline.tokenized_dataset import TokenizedDataset
 
     device = model_io.resolve_device(args.device)
     cuda = device.startswith("cuda")
     model = model_io.load_model(args.model, dtype="auto", device=device)
-    ds = PreparedDataset(args.prepared_data)
+    ds = TokenizedDataset(args.prepared_data)
     lengths = [int(x) for x in ds.lengths()]
     shards = plan_shards(lengths, args.shard_tokens)
     batches = [b for shard in shards for b in make_batches(shard, lengths, args.batch_tokens, args.max_batch)]
@@ -124,7 +119,7 @@ def main() -> int:
         print(f"bench_extract: round {r + 1}: " + ", ".join(f"{k}={v:,.1f}" for k, v in row.items()), flush=True)
 
     # The extracted rows must be the model's: compare two samples with output_hidden_states.
-    ex = ExtractedDataset(args.out)
+    ex = HiddenStatesDataset(args.out)
     aux = default_aux_layers(int(model.config.num_hidden_layers))
     model.to(device)
     pos = {sid: i for i, sid in enumerate(ds.ids)}

@@ -124,7 +124,7 @@ write_synth_py() {
     cat >"$W/synth.py" <<'PYEOF'
 import json, random, sys
 from pipeline import model_io
-from pipeline.prepared import write_prepared
+from pipeline.tokenized_dataset import write_tokenized_dataset as write_prepared
 M, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tok = model_io.load_tokenizer(M)
 prompts = [json.loads(l) for l in open("pipeline/data/prompts.jsonl") if l.strip()]
@@ -151,8 +151,8 @@ write_smoke_py() {
 import json, subprocess, sys, torch
 from pathlib import Path
 from transformers import LlamaConfig, LlamaForCausalLM
-from pipeline.prepared import write_prepared
-from pipeline.extract import ExtractedDataset
+from pipeline.tokenized_dataset import write_tokenized_dataset as write_prepared
+from pipeline.hidden_states import HiddenStatesDataset as ExtractedDataset
 w = Path(sys.argv[1]) / "smoke"
 cfg = LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
                   num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True)

@@ -15,13 +15,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, overload
 
-# The same crash-safe writes the supervisor uses (temp file, fsync, rename,
-# fsync of the directory): one implementation for the whole project.
-from eagle3tui.atomic import atomic_write_bytes, fsync_dir
+from pipeline.atomic import atomic_write_bytes, fsync_dir
 
 T = TypeVar("T")
 
@@ -34,9 +32,11 @@ __all__ = [
     "fsync_dir",
     "install_sigterm_flag",
     "iter_jsonl",
+    "load_manifest",
     "log",
     "make_parser",
     "progress",
+    "run_stage",
 ]
 
 
@@ -157,3 +157,46 @@ def iter_jsonl(path: Path, fix: str | None = None) -> Iterator[tuple[int, Any]]:
             except json.JSONDecodeError as exc:
                 hint = f"\n  fix: {fix}" if fix else ""
                 raise StageError(f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno}){hint}") from exc
+
+
+def run_stage(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+              argv: list[str] | None = None) -> int:
+    """The body of every stage's ``main``: parse ``argv``, call ``run``, report failures.
+
+    Bad arguments exit 2 (argparse); a :class:`StageError` or a missing input
+    file prints ``error: ...`` and exits 1; otherwise ``run``'s exit code is returned.
+    """
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except StageError as exc:
+        fail(str(exc))
+    except FileNotFoundError as exc:
+        fail(f"{exc.filename or exc}: not found\n  fix: check the path, or run the stage that writes it first")
+
+
+def load_manifest(directory: str | os.PathLike[str], fmt: str, producer: str,
+                  require_complete: bool = False) -> dict[str, Any]:
+    """Read and check ``directory/manifest.json`` of a dataset written by a stage.
+
+    ``fmt`` is the expected ``format`` value; ``producer`` names the command that
+    writes the directory (for the fix line). With ``require_complete`` the
+    manifest must also say ``"complete": true``. Raises StageError naming the
+    file, the key and the fix.
+    """
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        raise StageError(f"{path}: missing; {path.parent} is not a complete dataset\n"
+                         f"  fix: run (or finish) `{producer}` for it")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StageError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}\n  fix: rerun `{producer}`") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
+        got = manifest.get("format") if isinstance(manifest, dict) else None
+        raise StageError(f"{path}: key 'format' is {got!r}, expected {fmt!r}\n"
+                         f"  fix: rerun `{producer}` with this version of the pipeline")
+    if require_complete and manifest.get("complete") is not True:
+        raise StageError(f"{path}: key 'complete' is not true: the dataset was not finished\n"
+                         f"  fix: rerun `{producer}` to finish it")
+    return manifest

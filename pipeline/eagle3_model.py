@@ -37,6 +37,8 @@ __all__ = [
     "EXPORT_WEIGHT_NAMES",
     "DraftConfig",
     "Eagle3Draft",
+    "TTTLoss",
+    "build_draft",
     "default_aux_layers",
     "export_weight_shapes",
 ]
@@ -349,3 +351,78 @@ class Eagle3Draft(nn.Module):
     def draft_target_ids(self, draft_ids: torch.Tensor) -> torch.Tensor:
         """Map draft-vocab ids to target-vocab ids (target = i + d2t[i])."""
         return draft_ids + self.d2t[draft_ids]
+
+
+def build_draft(
+    target_cfg: dict[str, Any], embed: torch.Tensor, lm_head: torch.Tensor, d2t: torch.Tensor, t2d: torch.Tensor,
+    aux_layers: list[int] | None = None, seed: int = 0,
+) -> Eagle3Draft:
+    """A freshly initialised draft for this target (same seed -> same weights)."""
+    cfg = DraftConfig.from_target_config(target_cfg, draft_vocab_size=int(d2t.numel()), aux_layers=aux_layers)
+    torch.manual_seed(seed)
+    draft = Eagle3Draft(cfg)
+    draft.init_from_target(embed.float(), lm_head.float(), d2t, t2d)
+    return draft
+
+
+class TTTLoss(nn.Module):
+    """The training objective as a module, so DDP can wrap it (it only hooks ``forward``)."""
+
+    def __init__(self, draft: Eagle3Draft, target_lm_head: torch.Tensor, ttt_steps: int, decay: float) -> None:
+        super().__init__()
+        self.draft = draft
+        # Frozen target head, a buffer (not a parameter) so the optimizer and DDP skip it.
+        self.register_buffer("target_head", target_lm_head, persistent=False)
+        self.ttt_steps = ttt_steps
+        self.decay = decay
+
+    def forward(
+        self, input_ids: torch.Tensor, loss_mask: torch.Tensor, valid: torch.Tensor, hidden: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return (weighted loss, per-step correct counts [S], per-step counted positions [S]).
+
+        ``hidden`` is [B, L, 4, H] (three aux layers then the final normalised
+        state); index t pairs the features at t with token t+1 and predicts the
+        target's distribution at t+1 (i.e. token t+2). Step i shifts both i
+        further right; rows that run off the sample end are masked.
+        """
+        d = self.draft
+        b, l = input_ids.shape
+        t = l - 1
+        dev = input_ids.device
+        aux = hidden[:, :t, :3].reshape(b, t, -1)
+        final = hidden[:, :, 3]
+        with torch.no_grad():
+            tgt_logits = F.linear(final.to(self.target_head.dtype), self.target_head)  # [B, L, V]
+            tgt_arg = tgt_logits.argmax(-1)
+            target_ids = torch.arange(d.config.draft_vocab_size, device=dev) + d.d2t
+            tgt_p = torch.softmax(tgt_logits[..., target_ids].float(), dim=-1)  # [B, L, Vd]
+            in_draft = d.t2d[tgt_arg]
+        hid = d.fuse(aux.to(d.fc.weight.dtype))
+        key_mask = valid[:, 1:]  # step-0 context rows are real tokens t+1
+        cache: list[tuple[torch.Tensor, torch.Tensor]] = []
+        pos = torch.arange(t, device=dev)[None, :].expand(b, t)
+        total = torch.zeros((), device=dev)
+        correct = torch.zeros(self.ttt_steps, device=dev)
+        counted = torch.zeros(self.ttt_steps, device=dev)
+        pad = torch.zeros((b, self.ttt_steps + 2), dtype=input_ids.dtype, device=dev)
+        ids_p = torch.cat([input_ids, pad], dim=1)
+        mask_p = torch.cat([(loss_mask.bool() & valid.bool()), pad.bool()], dim=1)
+        for i in range(self.ttt_steps):
+            tok = ids_p[:, 1 + i : 1 + i + t]
+            logits, hid = d.step(tok, hid, pos + i, cache, key_mask=key_mask)
+            # Target at position t+1+i predicts token t+2+i; rows past the end get mask 0.
+            tgt_index = torch.clamp(torch.arange(t, device=dev) + 1 + i, max=l - 1)
+            m = mask_p[:, 2 + i : 2 + i + t]
+            p = tgt_p[:, tgt_index]
+            m = m & in_draft[:, tgt_index]
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            ce = -(p * logp).sum(-1)
+            mf = m.float()
+            n = mf.sum()
+            total = total + (self.decay**i) * (ce * mf).sum() / n.clamp(min=1.0)
+            with torch.no_grad():
+                pred_target = d.draft_target_ids(logits.argmax(-1))
+                correct[i] = ((pred_target == tgt_arg[:, tgt_index]) & m).float().sum()
+                counted[i] = n
+        return total, correct, counted

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,18 +27,18 @@ import torch
 from pipeline.common import (
     StageError,
     atomic_write_json,
-    fail,
     iter_jsonl,
     log,
     make_parser,
     progress,
+    run_stage,
 )
+from pipeline.target_capture import TargetCapture
 
 __all__ = [
     "EagleDrafter",
     "NgramDrafter",
     "SpecStats",
-    "TargetRunner",
     "greedy_generate",
     "load_exported_draft",
     "main",
@@ -48,48 +47,17 @@ __all__ = [
 ]
 
 
-class TargetRunner:
-    """The target with a KV cache, returning logits and the three EAGLE-3 layer outputs."""
-
-    def __init__(self, model: Any, aux_layers: list[int]) -> None:
-        from pipeline.extract import _decoder_parts
-
-        self.model = model
-        _base, layers, _norm = _decoder_parts(model)
-        self._cap: dict[int, torch.Tensor] = {}
-        self._handles = [layers[li].register_forward_hook(self._hook(s)) for s, li in enumerate(aux_layers)]
-        self.device = next(model.parameters()).device
-
-    def _hook(self, slot: int) -> Callable[..., None]:
-        def fn(_m: Any, _i: Any, out: Any) -> None:
-            self._cap[slot] = out[0] if isinstance(out, tuple) else out
-
-        return fn
-
-    @torch.inference_mode()
-    def __call__(self, ids: list[int], cache: Any | None) -> tuple[torch.Tensor, torch.Tensor, Any]:
-        """Feed ``ids`` after ``cache``; return (logits [n, V], aux [n, 3H], cache)."""
-        from transformers import DynamicCache
-
-        if cache is None:
-            cache = DynamicCache()
-        x = torch.tensor([ids], device=self.device)
-        out = self.model(input_ids=x, past_key_values=cache, use_cache=True)
-        aux = torch.cat([self._cap[s] for s in range(3)], dim=-1)[0]
-        return out.logits[0], aux, cache  # the cache object is updated in place
-
-
 @torch.inference_mode()
-def greedy_generate(target: TargetRunner, prompt: list[int], max_new: int, eos: set[int]) -> list[int]:
+def greedy_generate(target: TargetCapture, prompt: list[int], max_new: int, eos: set[int]) -> list[int]:
     """Plain greedy decoding, one token per target forward (the lossless reference)."""
-    logits, _aux, cache = target(prompt, None)
+    logits, _aux, cache = target.step(prompt, None)
     outp: list[int] = []
     nxt = int(logits[-1].argmax())
     while True:
         outp.append(nxt)
         if nxt in eos or len(outp) >= max_new:
             return outp
-        logits, _aux, cache = target([nxt], cache)
+        logits, _aux, cache = target.step([nxt], cache)
         nxt = int(logits[-1].argmax())
 
 
@@ -175,17 +143,17 @@ class SpecStats:
 
 @torch.inference_mode()
 def speculative_generate(
-    target: TargetRunner, drafter: Any, prompt: list[int], max_new: int, k: int, eos: set[int], stats: SpecStats
+    target: TargetCapture, drafter: Any, prompt: list[int], max_new: int, k: int, eos: set[int], stats: SpecStats
 ) -> list[int]:
     """Greedy speculative decoding; returns the generated tokens and updates ``stats``."""
     if not stats.per_position:
         stats.per_position = [0] * k
-    logits, feats, cache = target(prompt, None)
+    logits, feats, cache = target.step(prompt, None)
     seq = list(prompt) + [int(logits[-1].argmax())]
     gen = [seq[-1]]
     while gen[-1] not in eos and len(gen) < max_new:
         props = drafter.propose(seq, feats, k)[:k]
-        logits, aux, cache = target([seq[-1]] + props, cache)
+        logits, aux, cache = target.step([seq[-1]] + props, cache)
         preds = logits.argmax(-1).tolist()
         a = 0
         while a < len(props) and props[a] == preds[a]:
@@ -240,9 +208,9 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
     """Held-out prompts as token ids: from a prepared dataset (the non-loss prefix) or a JSONL file."""
     out: list[list[int]] = []
     if args.prepared_data:
-        from pipeline.prepared import PreparedDataset
+        from pipeline.tokenized_dataset import TokenizedDataset
 
-        ds = PreparedDataset(args.prepared_data)
+        ds = TokenizedDataset(args.prepared_data)
         for i in range(args.start, min(len(ds), args.start + args.num_prompts)):
             _sid, ids, mask = ds[i]
             first = int(mask.argmax()) if mask.any() else len(ids)
@@ -283,7 +251,7 @@ def run_evaluate(args: Any) -> int:
     embed = model.get_input_embeddings().weight
     drafters: dict[str, Any] = {"eagle3": EagleDrafter(load_exported_draft(args.draft, embed, dtype, device))}
     if "untrained" in args.baselines:
-        from pipeline.train import build_draft
+        from pipeline.eagle3_model import build_draft
 
         d2t_t2d = __import__("safetensors.torch", fromlist=["load_file"]).load_file(
             str(Path(args.draft) / "model.safetensors"))
@@ -296,7 +264,7 @@ def run_evaluate(args: Any) -> int:
     eos: set[int] = set()
     e = model.config.eos_token_id if args.eos is None else args.eos
     eos.update(e if isinstance(e, list) else ([e] if e is not None else []))
-    target = TargetRunner(model, aux)
+    target = TargetCapture(model, aux)
     prompts = _prompts(args, tok)
     stats = {(name, k): SpecStats(k) for name in drafters for k in args.k}
     bar = progress(len(prompts), desc="evaluate", unit="prompt")
@@ -370,12 +338,8 @@ def build_parser() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point."""
-    args = build_parser().parse_args(argv)
-    try:
-        return run_evaluate(args)
-    except StageError as exc:
-        fail(str(exc))
+    """CLI entry point: ``python -m pipeline.evaluate``."""
+    return run_stage(build_parser(), run_evaluate, argv)
 
 
 if __name__ == "__main__":

@@ -34,9 +34,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pipeline.common import StageError, fail, fsync_dir, log, make_parser
+from pipeline.common import StageError, fsync_dir, log, make_parser, run_stage
 
-__all__ = ["check_draft", "export_draft", "main", "server_layer_reading"]
+__all__ = ["check_draft", "export_draft", "main", "run_export", "server_layer_reading"]
 
 ARCH = "LlamaForCausalLMEagle3"
 
@@ -154,7 +154,7 @@ def export_draft(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]
 
 def _target_config(target: str | None, extraction: str | None) -> dict[str, Any]:
     if extraction:
-        from pipeline.extract import TARGET_CONFIG
+        from pipeline.hidden_states import TARGET_CONFIG
 
         p = Path(extraction) / TARGET_CONFIG
         if not p.is_file():
@@ -332,20 +332,21 @@ def _report(draft: str, problems: list[str]) -> int:
     return 0
 
 
+def run_export(args: Any) -> int:
+    """Run the ``export`` or ``check`` subcommand; returns the exit code (1 when the check fails)."""
+    if args.cmd == "export":
+        cfg = export_draft(args.checkpoint, args.out, args.dtype)
+        print(f"export: wrote {args.out} (draft_vocab_size {cfg['draft_vocab_size']}, layers "
+              f"{cfg['eagle3tui']['trained_on_layer_outputs_0based']})", flush=True)
+        if args.extraction:
+            return _report(args.out, check_draft(args.out, extraction=args.extraction))
+        return 0
+    return _report(args.draft, check_draft(args.draft, target=args.target, extraction=args.extraction))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point."""
-    args = build_parser().parse_args(argv)
-    try:
-        if args.cmd == "export":
-            cfg = export_draft(args.checkpoint, args.out, args.dtype)
-            print(f"export: wrote {args.out} (draft_vocab_size {cfg['draft_vocab_size']}, layers "
-                  f"{cfg['eagle3tui']['trained_on_layer_outputs_0based']})", flush=True)
-            if args.extraction:
-                return _report(args.out, check_draft(args.out, extraction=args.extraction))
-            return 0
-        return _report(args.draft, check_draft(args.draft, target=args.target, extraction=args.extraction))
-    except StageError as exc:
-        fail(str(exc))
+    """CLI entry point: ``python -m pipeline.export``."""
+    return run_stage(build_parser(), run_export, argv)
 
 
 if __name__ == "__main__":

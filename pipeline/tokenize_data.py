@@ -15,7 +15,7 @@ whose character offsets start inside a span get mask 1. As a second check the
 first ``--verify`` multi-turn samples are decoded back: the masked text must
 contain every assistant answer, in order.
 
-Writes a prepared dataset (see ``pipeline.prepared``) with stats in its manifest.
+Writes a prepared dataset (see ``pipeline.tokenized_dataset``) with stats in its manifest.
 Run ``python -m pipeline.tokenize_data --help``.
 """
 
@@ -174,7 +174,7 @@ def tokenize_file(
     show_progress: bool = True,
 ) -> dict[str, Any]:
     """Tokenize ``input_path`` into a prepared dataset at ``output_dir``; return the manifest."""
-    from pipeline.prepared import write_prepared
+    from pipeline.tokenized_dataset import write_tokenized_dataset
 
     dropped: Counter[str] = Counter()
     stats = {"truncated": 0, "verified": 0, "multi_turn": 0, "max_len_seen": 0}
@@ -241,7 +241,7 @@ def tokenize_file(
             "vocab_size": len(tokenizer),
             "source": str(input_path),
             "reasoning": reasoning,
-            # Filled in while samples() runs; write_prepared reads meta only after
+            # Filled in while samples() runs; write_tokenized_dataset reads meta only after
             # consuming the samples, so the manifest gets the final numbers.
             "stats": {},
         }
@@ -250,7 +250,7 @@ def tokenize_file(
             yield from samples()
             meta["stats"] = {**stats, "dropped": dict(dropped)}
 
-        manifest = write_prepared(output_dir, with_stats(), meta)
+        manifest = write_tokenized_dataset(output_dir, with_stats(), meta)
     finally:
         bar.close()
     return manifest

@@ -11,6 +11,7 @@ Checkpoints (``checkpoint-<step>.pt``, atomic) hold the trainable weights,
 optimizer, scheduler, RNG states and data position; ``--resume`` continues from
 the newest and reproduces the loss curve an uninterrupted run would have
 written (``metrics.jsonl``). Several GPUs: launch with ``torchrun`` (DDP).
+The model and its loss (``TTTLoss``) live in :mod:`pipeline.eagle3_model`.
 """
 
 from __future__ import annotations
@@ -27,27 +28,24 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from pipeline.common import (
     StageError,
     atomic_write_bytes,
     atomic_write_json,
-    fail,
     install_sigterm_flag,
     log,
     make_parser,
     progress,
+    run_stage,
 )
-from pipeline.eagle3_model import DraftConfig, Eagle3Draft
+from pipeline.eagle3_model import TTTLoss, build_draft
+from pipeline.hidden_states import HiddenStatesDataset, load_target_heads
 
 __all__ = [
-    "TTTLoss",
-    "build_draft",
     "collate",
     "latest_checkpoint",
-    "load_target_heads",
     "load_vocab_map",
     "main",
     "run_train",
@@ -70,93 +68,6 @@ def load_vocab_map(path: str | os.PathLike[str]) -> tuple[torch.Tensor, torch.Te
     if missing:
         raise StageError(f"{p}: missing tensor(s) {missing}\n  fix: regenerate it with the vocab stage")
     return t["d2t"].long(), t["t2d"].bool()
-
-
-def load_target_heads(extraction_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
-    """(target config dict, embedding [V, H], lm_head [V, H]) saved by the extract stage."""
-    from safetensors.torch import load_file
-
-    from pipeline.extract import TARGET_CONFIG, TARGET_HEADS
-
-    d = Path(extraction_dir)
-    cfg = json.loads((d / TARGET_CONFIG).read_text(encoding="utf-8"))
-    heads = load_file(str(d / TARGET_HEADS))
-    return cfg, heads["embed_tokens"], heads["lm_head"]
-
-
-def build_draft(
-    target_cfg: dict[str, Any], embed: torch.Tensor, lm_head: torch.Tensor, d2t: torch.Tensor, t2d: torch.Tensor,
-    aux_layers: list[int] | None = None, seed: int = 0,
-) -> Eagle3Draft:
-    """A freshly initialised draft for this target (same seed -> same weights)."""
-    cfg = DraftConfig.from_target_config(target_cfg, draft_vocab_size=int(d2t.numel()), aux_layers=aux_layers)
-    torch.manual_seed(seed)
-    draft = Eagle3Draft(cfg)
-    draft.init_from_target(embed.float(), lm_head.float(), d2t, t2d)
-    return draft
-
-
-class TTTLoss(nn.Module):
-    """The training objective as a module, so DDP can wrap it (it only hooks ``forward``)."""
-
-    def __init__(self, draft: Eagle3Draft, target_lm_head: torch.Tensor, ttt_steps: int, decay: float) -> None:
-        super().__init__()
-        self.draft = draft
-        # Frozen target head, a buffer (not a parameter) so the optimizer and DDP skip it.
-        self.register_buffer("target_head", target_lm_head, persistent=False)
-        self.ttt_steps = ttt_steps
-        self.decay = decay
-
-    def forward(
-        self, input_ids: torch.Tensor, loss_mask: torch.Tensor, valid: torch.Tensor, hidden: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Return (weighted loss, per-step correct counts [S], per-step counted positions [S]).
-
-        ``hidden`` is [B, L, 4, H] (three aux layers then the final normalised
-        state); index t pairs the features at t with token t+1 and predicts the
-        target's distribution at t+1 (i.e. token t+2). Step i shifts both i
-        further right; rows that run off the sample end are masked.
-        """
-        d = self.draft
-        b, l = input_ids.shape
-        t = l - 1
-        dev = input_ids.device
-        aux = hidden[:, :t, :3].reshape(b, t, -1)
-        final = hidden[:, :, 3]
-        with torch.no_grad():
-            tgt_logits = F.linear(final.to(self.target_head.dtype), self.target_head)  # [B, L, V]
-            tgt_arg = tgt_logits.argmax(-1)
-            target_ids = torch.arange(d.config.draft_vocab_size, device=dev) + d.d2t
-            tgt_p = torch.softmax(tgt_logits[..., target_ids].float(), dim=-1)  # [B, L, Vd]
-            in_draft = d.t2d[tgt_arg]
-        hid = d.fuse(aux.to(d.fc.weight.dtype))
-        key_mask = valid[:, 1:]  # step-0 context rows are real tokens t+1
-        cache: list[tuple[torch.Tensor, torch.Tensor]] = []
-        pos = torch.arange(t, device=dev)[None, :].expand(b, t)
-        total = torch.zeros((), device=dev)
-        correct = torch.zeros(self.ttt_steps, device=dev)
-        counted = torch.zeros(self.ttt_steps, device=dev)
-        pad = torch.zeros((b, self.ttt_steps + 2), dtype=input_ids.dtype, device=dev)
-        ids_p = torch.cat([input_ids, pad], dim=1)
-        mask_p = torch.cat([(loss_mask.bool() & valid.bool()), pad.bool()], dim=1)
-        for i in range(self.ttt_steps):
-            tok = ids_p[:, 1 + i : 1 + i + t]
-            logits, hid = d.step(tok, hid, pos + i, cache, key_mask=key_mask)
-            # Target at position t+1+i predicts token t+2+i; rows past the end get mask 0.
-            tgt_index = torch.clamp(torch.arange(t, device=dev) + 1 + i, max=l - 1)
-            m = mask_p[:, 2 + i : 2 + i + t]
-            p = tgt_p[:, tgt_index]
-            m = m & in_draft[:, tgt_index]
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            ce = -(p * logp).sum(-1)
-            mf = m.float()
-            n = mf.sum()
-            total = total + (self.decay**i) * (ce * mf).sum() / n.clamp(min=1.0)
-            with torch.no_grad():
-                pred_target = d.draft_target_ids(logits.argmax(-1))
-                correct[i] = ((pred_target == tgt_arg[:, tgt_index]) & m).float().sum()
-                counted[i] = n
-        return total, correct, counted
 
 
 def collate(samples: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], max_len: int) -> dict[str, torch.Tensor]:
@@ -215,7 +126,6 @@ def _lr_lambda(warmup: int, total: int) -> Any:
 def run_train(args: Any) -> int:
     """Run the stage; returns the exit code (0 done, 143 stopped by SIGTERM)."""
     from pipeline import model_io
-    from pipeline.extract import ExtractedDataset
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -235,7 +145,7 @@ def run_train(args: Any) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ds = ExtractedDataset(args.data)
+    ds = HiddenStatesDataset(args.data)
     d2t, t2d = load_vocab_map(args.vocab_map)
     target_cfg, embed, lm_head = load_target_heads(args.data)
     aux = ds.manifest["layer_ids"]["output_0based"]
@@ -408,12 +318,8 @@ def build_parser() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point."""
-    args = build_parser().parse_args(argv)
-    try:
-        return run_train(args)
-    except StageError as exc:
-        fail(str(exc))
+    """CLI entry point: ``python -m pipeline.train``."""
+    return run_stage(build_parser(), run_train, argv)
 
 
 if __name__ == "__main__":

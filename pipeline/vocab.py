@@ -117,10 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.draft_vocab_size <= 0:
         p.error("--draft-vocab-size must be positive")
-    from pipeline.prepared import PreparedDataset
+    from pipeline.tokenized_dataset import TokenizedDataset
 
     try:
-        ds = PreparedDataset(args.prepared)
+        ds = TokenizedDataset(args.prepared)
         target_vocab = args.target_vocab_size or ds.manifest.get("vocab_size")
         if not target_vocab:
             raise StageError(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.common import StageError
-from pipeline.prepared import FORMAT, PreparedDataset, write_prepared
+from pipeline.tokenized_dataset import FORMAT, TokenizedDataset, write_tokenized_dataset
 from pipeline.vocab import (
     build_mapping,
     count_tokens,
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_prepared_round_trip(tmp_path: Path) -> None:
     samples = [("a", [5, 6, 7], [0, 1, 1]), ("b", [1], [1]), ("c", [], [])]
-    m = write_prepared(tmp_path / "ds", samples, {"tokenizer": "t", "max_len": 8, "vocab_size": 10})
+    m = write_tokenized_dataset(tmp_path / "ds", samples, {"tokenizer": "t", "max_len": 8, "vocab_size": 10})
     assert m["num_samples"] == 3 and m["num_tokens"] == 4 and m["num_loss_tokens"] == 3
-    ds = PreparedDataset(tmp_path / "ds")
+    ds = TokenizedDataset(tmp_path / "ds")
     assert len(ds) == 3 and ds.ids == ["a", "b", "c"]
     sid, ids, mask = ds[0]
     assert sid == "a" and ids.dtype == np.int64 and ids.tolist() == [5, 6, 7] and mask.tolist() == [0, 1, 1]
@@ -42,30 +42,30 @@ def test_prepared_round_trip(tmp_path: Path) -> None:
 
 
 def test_prepared_rewrite_replaces_and_failure_keeps_old(tmp_path: Path) -> None:
-    write_prepared(tmp_path / "ds", [("a", [1, 2], [1, 1])], {})
-    write_prepared(tmp_path / "ds", [("x", [3], [1]), ("y", [4], [0])], {})
-    assert PreparedDataset(tmp_path / "ds").ids == ["x", "y"]
+    write_tokenized_dataset(tmp_path / "ds", [("a", [1, 2], [1, 1])], {})
+    write_tokenized_dataset(tmp_path / "ds", [("x", [3], [1]), ("y", [4], [0])], {})
+    assert TokenizedDataset(tmp_path / "ds").ids == ["x", "y"]
 
     def broken():
         yield ("z", [1], [1])
         raise RuntimeError("killed mid-way")
 
     with pytest.raises(RuntimeError):
-        write_prepared(tmp_path / "ds", broken(), {})
-    assert PreparedDataset(tmp_path / "ds").ids == ["x", "y"]
+        write_tokenized_dataset(tmp_path / "ds", broken(), {})
+    assert TokenizedDataset(tmp_path / "ds").ids == ["x", "y"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
     with pytest.raises(ValueError, match="appears twice"):
-        write_prepared(tmp_path / "d2", [("a", [1], [1]), ("a", [2], [1])], {})
+        write_tokenized_dataset(tmp_path / "d2", [("a", [1], [1]), ("a", [2], [1])], {})
 
 
 def test_prepared_rejects_incomplete_dirs(tmp_path: Path) -> None:
     (tmp_path / "half").mkdir()
     with pytest.raises(StageError, match="manifest.json: missing"):
-        PreparedDataset(tmp_path / "half")
-    write_prepared(tmp_path / "ds", [("a", [1], [1])], {})
+        TokenizedDataset(tmp_path / "half")
+    write_tokenized_dataset(tmp_path / "ds", [("a", [1], [1])], {})
     (tmp_path / "ds" / "ids.json").write_text('["a", "b"]')
     with pytest.raises(StageError, match="inconsistent"):
-        PreparedDataset(tmp_path / "ds")
+        TokenizedDataset(tmp_path / "ds")
 
 
 def test_mapping_invariants_and_round_trip(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_only_loss_masked_tokens_count() -> None:
 
 def test_vocab_cli(tmp_path: Path) -> None:
     samples = [(f"s{i}", [i % 7, 3, 3, 9], [0, 1, 1, 1]) for i in range(20)]
-    write_prepared(tmp_path / "ds", samples, {"vocab_size": 12})
+    write_tokenized_dataset(tmp_path / "ds", samples, {"vocab_size": 12})
     out = tmp_path / "vocab.safetensors"
     proc = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.vocab", "--prepared", str(tmp_path / "ds"),
                            "-o", str(out), "--draft-vocab-size", "4"], cwd=ROOT, capture_output=True,

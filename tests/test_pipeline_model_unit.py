@@ -64,7 +64,7 @@ def tiny_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tiny_prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """20 samples of 10..40 tokens with a repeating pattern (learnable), prompt part unmasked."""
-    from pipeline.prepared import write_prepared
+    from pipeline.tokenized_dataset import write_tokenized_dataset
 
     d = tmp_path_factory.mktemp("prep") / "prepared"
     g = torch.Generator().manual_seed(1)
@@ -75,7 +75,7 @@ def tiny_prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ids = base.repeat(n // 5 + 1)[:n].tolist()
         mask = [0] * 4 + [1] * (n - 4)
         samples.append((f"s{i}", ids, mask))
-    write_prepared(d, samples, {"tokenizer": "tiny", "max_len": 64})
+    write_tokenized_dataset(d, samples, {"tokenizer": "tiny", "max_len": 64})
     return d
 
 
@@ -128,15 +128,15 @@ def test_extract_outputs_match_hf_hidden_states(tiny_extracted: Path, tiny_targe
     """Shards hold outputs of layers (1, N/2-1, N-4) and the final normed state; manifest has both numberings."""
     from transformers import LlamaForCausalLM
 
-    from pipeline.extract import ExtractedDataset
-    from pipeline.prepared import PreparedDataset
+    from pipeline.hidden_states import HiddenStatesDataset
+    from pipeline.tokenized_dataset import TokenizedDataset
 
     m = json.loads((tiny_extracted / "manifest.json").read_text())
     assert m["layer_ids"] == {"output_0based": [1, 3, 4], "input_numbering_vllm_sglang": [2, 4, 5]}
     assert m["num_samples"] == 20 and len(m["shards"]) > 3
     model = LlamaForCausalLM.from_pretrained(tiny_target).eval()
-    ex = ExtractedDataset(tiny_extracted)
-    prep = PreparedDataset(tiny_prepared)
+    ex = HiddenStatesDataset(tiny_extracted)
+    prep = TokenizedDataset(tiny_prepared)
     pos = {sid: i for i, sid in enumerate(prep.ids)}
     for j in (0, 7, 19):
         sid = ex.ids[j]
@@ -196,10 +196,10 @@ def test_extract_sigterm_finishes_current_shard(tmp_path: Path, tiny_target: Pat
     assert "stopped by SIGTERM" in stderr
     assert not (out / "manifest.json").exists()
     assert not list(out.glob(".*partial"))
-    from pipeline.extract import plan_shards, shard_name, validate_shard
-    from pipeline.prepared import PreparedDataset
+    from pipeline.hidden_states import plan_shards, shard_name, validate_shard
+    from pipeline.tokenized_dataset import TokenizedDataset
 
-    lengths = [int(x) for x in PreparedDataset(tiny_prepared).lengths()]
+    lengths = [int(x) for x in TokenizedDataset(tiny_prepared).lengths()]
     plan = plan_shards(lengths, 40)
     present = sorted(out.glob("shard-*.safetensors"))
     assert 0 < len(present) < len(plan)
@@ -214,7 +214,7 @@ def test_disk_check_refuses_when_too_small(tmp_path: Path) -> None:
     import shutil
 
     from pipeline.common import StageError
-    from pipeline.extract import check_disk, required_bytes
+    from pipeline.hidden_states import check_disk, required_bytes
 
     assert required_bytes(1000, 576) == 1000 * 4 * 576 * 2
     free = shutil.disk_usage(tmp_path).free
@@ -228,12 +228,12 @@ def test_shard_writer_streams_a_valid_safetensors_file(tmp_path: Path) -> None:
     from safetensors.torch import load_file
 
     from pipeline.common import StageError
-    from pipeline.extract import (
-        _HostBuffers,
-        _shard_header,
-        _small_tensors,
-        _Writer,
+    from pipeline.hidden_states import (
+        HostBuffers,
+        ShardWriter,
+        shard_header,
         shard_name,
+        small_tensors,
         validate_shard,
     )
 
@@ -241,15 +241,15 @@ def test_shard_writer_streams_a_valid_safetensors_file(tmp_path: Path) -> None:
     hs = torch.randn(10, 4, hidden).to(torch.bfloat16)
     ids = [torch.arange(n, dtype=torch.int32) for n in lengths]
     masks = [torch.ones(n, dtype=torch.uint8) for n in lengths]
-    w = _Writer(tmp_path, fsync=True, maxsize=2)
+    w = ShardWriter(tmp_path, fsync=True, maxsize=2)
     w.start()
-    pool = _HostBuffers(8, hidden, pinned=False, max_buffers=2, writer=w)
-    w.put(("open", 0, _shard_header(0, 10, 3, hidden)))
+    pool = HostBuffers(8, hidden, pinned=False, max_buffers=2, writer=w)
+    w.put(("open", 0, shard_header(0, 10, 3, hidden)))
     for a, b in ((0, 3), (3, 8), (8, 10)):  # three batches through two pooled buffers
         buf, release = pool.take(b - a)
         buf.copy_(hs[a:b])
         w.put(("rows", buf, None, release))
-    w.put(("close", 0, _small_tensors([0, 1, 2], lengths, ids, masks)))
+    w.put(("close", 0, small_tensors([0, 1, 2], lengths, ids, masks)))
     w.q.put(None)
     w.join()
     assert w.error is None and pool.created == 2
@@ -259,13 +259,13 @@ def test_shard_writer_streams_a_valid_safetensors_file(tmp_path: Path) -> None:
     assert got["input_ids"].dtype == torch.int32 and got["loss_mask"].dtype == torch.uint8
     assert validate_shard(tmp_path / shard_name(0), [0, 1, 2], lengths, hidden) is None
     # A writer that fails (rows that do not add up) reports it and drops the partial file.
-    w = _Writer(tmp_path, fsync=False, maxsize=1)
+    w = ShardWriter(tmp_path, fsync=False, maxsize=1)
     w.start()
-    w.put(("open", 1, _shard_header(1, 10, 3, hidden)))
+    w.put(("open", 1, shard_header(1, 10, 3, hidden)))
     w.put(("rows", hs[:4].clone(), None, None))
     with pytest.raises(StageError, match="writing a shard failed"):
         for _ in range(5):
-            w.put(("close", 1, _small_tensors([0, 1, 2], lengths, ids, masks)))
+            w.put(("close", 1, small_tensors([0, 1, 2], lengths, ids, masks)))
             time.sleep(0.05)
     w.q.put(None)
     w.join()

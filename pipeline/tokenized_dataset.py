@@ -1,6 +1,7 @@
-"""The prepared-dataset format: what ``tokenize`` writes and extract/vocab/train read.
+"""The tokenized-dataset format: what ``tokenize_data`` writes and vocab/extract/evaluate read.
 
-A prepared dataset is a directory::
+A tokenized dataset (called "prepared" in stage flags such as
+``--prepared-data``, and in its format name) is a directory::
 
     manifest.json      {"format": "eagle3-prepared/1", "tokenizer": ..., "max_len": ...,
                         "num_samples": N, "num_tokens": T, "num_loss_tokens": L,
@@ -25,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.common import StageError, fsync_dir
+from pipeline.atomic import fsync_dir, fsync_file
+from pipeline.common import StageError, load_manifest
 
-__all__ = ["FORMAT", "PreparedDataset", "write_prepared"]
+__all__ = ["FORMAT", "TokenizedDataset", "write_tokenized_dataset"]
 
 FORMAT = "eagle3-prepared/1"
 MANIFEST = "manifest.json"
@@ -35,17 +37,12 @@ DATA = "data.safetensors"
 IDS = "ids.json"
 
 
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb") as fh:
-        os.fsync(fh.fileno())
-
-
-def write_prepared(
+def write_tokenized_dataset(
     directory: str | os.PathLike[str],
     samples: Iterable[tuple[str, Sequence[int] | np.ndarray, Sequence[int] | np.ndarray]],
     meta: dict[str, Any],
 ) -> dict[str, Any]:
-    """Write a prepared dataset to ``directory`` atomically and return its manifest.
+    """Write a tokenized dataset to ``directory`` atomically and return its manifest.
 
     ``samples`` yields ``(id, input_ids, loss_mask)`` with equal lengths.
     ``meta`` is merged into the manifest (``tokenizer``, ``max_len``,
@@ -109,7 +106,7 @@ def write_prepared(
         # for a reader that ignores the directory rename.
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         for name in (DATA, IDS, MANIFEST):
-            _fsync_file(tmp / name)
+            fsync_file(tmp / name)
         fsync_dir(tmp)
         old: Path | None = None
         if target.exists():
@@ -129,8 +126,8 @@ def write_prepared(
     return manifest
 
 
-class PreparedDataset:
-    """Read-only access to a prepared dataset directory.
+class TokenizedDataset:
+    """Read-only access to a tokenized dataset directory.
 
     ``ds[i]`` returns ``(id, input_ids, loss_mask)`` as numpy arrays (int64 and
     uint8); ``torch.from_numpy`` turns them into tensors without copying.
@@ -140,22 +137,7 @@ class PreparedDataset:
         from safetensors import safe_open
 
         self.path = Path(directory)
-        mpath = self.path / MANIFEST
-        if not mpath.is_file():
-            raise StageError(
-                f"{mpath}: missing; {self.path} is not a prepared dataset (or was not completely written)\n"
-                "  fix: run `python -m pipeline.tokenize_data` to create it"
-            )
-        try:
-            self.manifest: dict[str, Any] = json.loads(mpath.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise StageError(f"{mpath}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
-        fmt = self.manifest.get("format")
-        if fmt != FORMAT:
-            raise StageError(
-                f"{mpath}: key 'format' is {fmt!r}, expected {FORMAT!r}\n"
-                "  fix: re-run the tokenize stage with this version of the pipeline"
-            )
+        self.manifest: dict[str, Any] = load_manifest(self.path, FORMAT, "python -m pipeline.tokenize_data")
         dpath = self.path / DATA
         try:
             with safe_open(str(dpath), framework="np") as fh:
@@ -163,7 +145,7 @@ class PreparedDataset:
                 self.loss_mask: np.ndarray = fh.get_tensor("loss_mask")
                 self.offsets: np.ndarray = fh.get_tensor("offsets")
         except Exception as exc:  # safetensors raises several types for bad files
-            raise StageError(f"{dpath}: cannot read prepared data: {exc}") from exc
+            raise StageError(f"{dpath}: cannot read tokenized data: {exc}") from exc
         ipath = self.path / IDS
         try:
             self.ids: list[str] = json.loads(ipath.read_text(encoding="utf-8"))
@@ -180,7 +162,7 @@ class PreparedDataset:
         if self.manifest.get("num_samples") not in (None, n):
             problems.append(f"manifest num_samples={self.manifest.get('num_samples')} but ids.json has {n}")
         if problems:
-            raise StageError(f"{self.path}: inconsistent prepared dataset: {'; '.join(problems)}")
+            raise StageError(f"{self.path}: inconsistent tokenized dataset: {'; '.join(problems)}")
 
     def __len__(self) -> int:
         return len(self.ids)
