@@ -19,6 +19,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.monitor import StageLogMonitor, describe_progress
+from eagle3tui.logs.offline import STAGE_KINDS, classify_log
 from eagle3tui.logs.rules import build_ruleset, load_rules_file
 
 from eagle3tui.durations import parse_duration
@@ -36,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per event, one per line")
     parser.add_argument("--all", action="store_true", help="include info events")
     parser.add_argument("--stage", help="stage name, for rules limited to some stages")
+    parser.add_argument(
+        "--kind",
+        choices=STAGE_KINDS,
+        default="task",
+        help="the stage's kind: in a service, a request that fails while the server keeps serving is a warning",
+    )
 
 
 _MAX_FATAL_PER_RULE = 5
@@ -134,19 +141,15 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         err.write(f"eagle3tui classify: {path}: no such file; give a log file or - for standard input\n")
         return 2
     try:
-        mon = StageLogMonitor(
+        events, mon = classify_log(
             path,
             rules=rules,
             stage=getattr(args, "stage", None),
+            stage_kind=getattr(args, "kind", "task"),
             estimate_s=estimate,
             progress_events=bool(args.json),
-            progress_mode="all" if args.json else "sample",
             include_info=bool(args.all),
-            went_on_s=0.0,
         )
-        events = mon.poll()
-        events += mon.finish(exit_code=None)
-        events.sort(key=lambda e: (e.line, e.end_line))
         if tmp is not None:
             mon.path = "<stdin>"
         if args.json:

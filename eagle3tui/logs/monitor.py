@@ -194,6 +194,7 @@ class StageLogMonitor:
         line_no: int = 0,
         rules: RuleSet | None = None,
         stage: str | None = None,
+        stage_kind: str = "task",
         estimate_s: float | None = None,
         drift_threshold: float = 0.25,
         phase_estimates: dict[str, float] | None = None,
@@ -214,6 +215,7 @@ class StageLogMonitor:
         self.follower = LogFollower(self.path, offset, line_no=line_no)
         self.rules = rules if rules is not None else build_ruleset()
         self.stage = stage
+        self.stage_kind = stage_kind  # "service": per-request failures are warnings
         self.history = history
         if estimate_s is None and history is not None and stage is not None:
             # No configured estimate: the median of this stage's past runs.

@@ -1,0 +1,54 @@
+"""Classify a finished log in one call: what ``eagle3tui classify`` runs.
+
+One function, so that the CLI, the corpus scorer and the benchmark all judge
+a log through the same path (the same :class:`StageLogMonitor` the supervisor
+uses while a stage runs, read to the end and settled with an unknown exit).
+"""
+
+from __future__ import annotations
+
+import os
+
+from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.rules import RuleSet
+
+STAGE_KINDS = ("task", "service")
+
+
+def classify_log(
+    path: str | os.PathLike[str],
+    *,
+    rules: RuleSet | None = None,
+    stage: str | None = None,
+    stage_kind: str = "task",
+    estimate_s: float | None = None,
+    progress_events: bool = False,
+    include_info: bool = False,
+) -> tuple[list[LogEvent], StageLogMonitor]:
+    """Every event of the log at ``path``, sorted by line, and the monitor.
+
+    ``stage_kind`` is the stage's ``kind`` (``task`` or ``service``): in a
+    service a per-request failure that the server survives is a warning,
+    and only what ends the engine is fatal. ``progress_events`` adds one
+    progress event per progress line (``classify --json``); ``include_info``
+    adds info events. The monitor carries the summary state (``counts``,
+    ``progress``, ``eta``, ``line_no``).
+    """
+    if stage_kind not in STAGE_KINDS:
+        raise ValueError(f"stage_kind must be one of {', '.join(STAGE_KINDS)}, not {stage_kind!r}")
+    mon = StageLogMonitor(
+        path,
+        rules=rules,
+        stage=stage,
+        stage_kind=stage_kind,
+        estimate_s=estimate_s,
+        progress_events=progress_events,
+        progress_mode="all" if progress_events else "sample",
+        include_info=include_info,
+        went_on_s=0.0,
+    )
+    events = mon.poll()
+    events += mon.finish(exit_code=None)
+    events.sort(key=lambda e: (e.line, e.end_line))
+    return events, mon
