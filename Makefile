@@ -40,6 +40,7 @@ run: $(VENV)/.installed
 	$(BIN)/eagle3tui --config pipeline.toml
 
 test: $(VENV)/.installed
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(VENV)/.installed

@@ -48,3 +48,14 @@ def test_cli_status_does_not_import_textual(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("CLEAN"), out.stdout + out.stderr
+
+
+def test_architecture_contracts_hold() -> None:
+    """The import-linter contracts of pyproject.toml (layers, the protocol, pipeline/)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    exe = Path(sys.executable).parent / "lint-imports"
+    out = subprocess.run([str(exe)], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
