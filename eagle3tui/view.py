@@ -13,38 +13,28 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from eagle3tui.config import PipelineConfig
 from eagle3tui.supervisor.lock import driver_info
 from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import Intent, StageState, StageStatus, derive_statuses
+from eagle3tui.telemetry.sampler import GpuInfo
 
 SCHEMA_VERSION = 1
 _DONE = (StageState.SUCCEEDED, StageState.SKIPPED)
+_GPU_FIELDS = [f.name for f in fields(GpuInfo)]
 
 
 @dataclass(frozen=True)
-class GpuRow:
-    """One GPU as the front ends show it: figures, holders and recent memory."""
+class GpuRow(GpuInfo):
+    """One GPU as the front ends show it: the sample's figures, who holds its
+    memory (stage, bytes) and its recent memory use (bytes, oldest first)."""
 
-    index: int
-    name: str | None
-    mem_used: int | None
-    mem_total: int | None
-    util_pct: float | None
-    temp_c: float | None
-    error: str | None
-    holders: list[tuple[str, int]]  # (stage, bytes), by stage name
-    other_bytes: int
-    history: list[float]  # memory used, bytes, oldest first
-
-    @property
-    def mem_fraction(self) -> float | None:
-        if self.mem_used is None or not self.mem_total:
-            return None
-        return self.mem_used / self.mem_total
+    holders: list[tuple[str, int]] = field(default_factory=list)
+    other_bytes: int = 0
+    history: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -145,9 +135,9 @@ class PipelineView:
         rows = []
         for d in g.get("gpus") or []:
             idx = int(d.get("index", 0))
+            figures = {k: d.get(k) for k in _GPU_FIELDS if k != "index"}
             rows.append(GpuRow(
-                index=idx, name=d.get("name"), mem_used=d.get("mem_used"), mem_total=d.get("mem_total"),
-                util_pct=d.get("util_pct"), temp_c=d.get("temp_c"), error=d.get("error"),
+                index=idx, **figures,
                 holders=sorted(holders.get(idx, [])), other_bytes=others.get(idx, 0),
                 history=[float(v) for v in history.get(str(idx), [])]))
         return rows
