@@ -180,9 +180,10 @@ class SlurmOptions:
         for i, arg in enumerate(extra):
             opt = arg.split("=", 1)[0]
             short = opt[:2] if re.match(r"^-[A-Za-z]", opt) else opt
-            why = RESERVED_OPTIONS.get(opt) or RESERVED_OPTIONS.get(short)
+            flag = opt if opt in RESERVED_OPTIONS else short
+            why = RESERVED_OPTIONS.get(flag)
             if why:
-                raise err(f"extra_args[{i}]", f"{arg!r}: eagle3tui sets {opt} itself ({why})",
+                raise err(f"extra_args[{i}]", f"{arg!r}: eagle3tui sets {flag} itself ({why})",
                           f"remove {arg!r} from extra_args")
             if i == 0 and not arg.startswith("-"):
                 raise err(f"extra_args[{i}]", f"{arg!r} is not an sbatch option",
@@ -395,7 +396,7 @@ def _clean(value: str | None) -> str | None:
     if value is None:
         return None
     v = value.strip()
-    return None if v in ("", "(null)", "N/A") else v
+    return None if v in ("", "(null)", "N/A", "None") else v
 
 
 #: squeue's output format: one line per job, fields split by "|" (none of them
