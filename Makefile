@@ -40,6 +40,8 @@ run: $(VENV)/.installed
 	$(BIN)/eagle3tui --config pipeline.toml
 
 test: $(VENV)/.installed
+	@echo "make test: starting a single-node Slurm for the Slurm executor's tests (.ci/slurm-up; root, once)"
+	bash .ci/slurm-up
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 

@@ -51,7 +51,7 @@ def _wait(cond, timeout: float, what: str):  # type: ignore[no-untyped-def]
     raise SystemExit(f"bench: timed out waiting for {what}")
 
 
-def run(samples: int, gap: float) -> dict[str, float]:
+def run(samples: int, gap: float, use_inotify: bool = True) -> dict[str, float]:
     """Run the benchmark; returns figures in milliseconds."""
     with tempfile.TemporaryDirectory(prefix="e3t-bench-alert-") as tmp:
         root = Path(tmp)
@@ -67,7 +67,7 @@ def run(samples: int, gap: float) -> dict[str, float]:
                 seen[int(text.rsplit("bench-sample-", 1)[1].split()[0])] = time.monotonic()
 
         hub = build_hub(config)
-        driver = Driver(config, hub=hub, exit_when_idle=False)
+        driver = Driver(config, hub=hub, exit_when_idle=False, use_inotify=use_inotify)
         hub.add_sink(after_fsync)  # after the AlertLog sink Driver() added
         stop = threading.Event()
         t = threading.Thread(target=driver.run, args=(stop,), daemon=True)
@@ -114,6 +114,7 @@ def run(samples: int, gap: float) -> dict[str, float]:
         "min_ms": lat[0],
         "max_ms": lat[-1],
         "tick_ms": driver.tick_s * 1000,
+        "mode": driver.wakeups.mode if use_inotify else "polling",
     }
 
 
@@ -123,16 +124,20 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=0.3, help="seconds between samples")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    r = run(args.samples, args.gap)
+    # The product's path (inotify wake-ups) and, as the reference in the same
+    # run, the driver polling every tick.
+    results = [run(args.samples, args.gap, True), run(args.samples, args.gap, False)]
     if args.json:
-        print(json.dumps(r))
+        print(json.dumps(results))
     else:
-        print("| samples | median | p90 | min | max | driver tick | target |")
+        print("| wake-ups | samples | median | p90 | min | max | target |")
         print("|---|---|---|---|---|---|---|")
-        print(f"| {r['samples']:.0f} | {r['median_ms']:.1f} ms | {r['p90_ms']:.1f} ms | "
-              f"{r['min_ms']:.1f} ms | {r['max_ms']:.1f} ms | {r['tick_ms']:.0f} ms | "
-              f"median <= {TARGET_MS:.0f} ms: {'met' if r['median_ms'] <= TARGET_MS else 'MISSED'} |")
-    return 0 if r["median_ms"] <= TARGET_MS else 1
+        for r in results:
+            print(f"| {r['mode']} | {r['samples']:.0f} | {r['median_ms']:.1f} ms | {r['p90_ms']:.1f} ms | "
+                  f"{r['min_ms']:.1f} ms | {r['max_ms']:.1f} ms | "
+                  f"median <= {TARGET_MS:.0f} ms: {'met' if r['median_ms'] <= TARGET_MS else 'MISSED'} |")
+        print(f"inotify / polling median: {results[0]['median_ms'] / results[1]['median_ms']:.2f}")
+    return 0 if results[0]["median_ms"] <= TARGET_MS else 1
 
 
 if __name__ == "__main__":

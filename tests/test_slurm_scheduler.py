@@ -24,9 +24,7 @@ from eagle3tui.supervisor.slurm import SlurmOptions
 pytestmark = pytest.mark.slurm
 
 ROOT = Path(__file__).resolve().parent.parent
-# TODO(lead): the restructure moved stagewrap into supervisor/; drop the fallback after the merge.
-STAGEWRAP = next(p for p in (ROOT / "eagle3tui" / "supervisor" / "stagewrap.py", ROOT / "eagle3tui" / "stagewrap.py")
-                 if p.exists())
+STAGEWRAP = ROOT / "eagle3tui" / "supervisor" / "stagewrap.py"
 
 
 @pytest.fixture(scope="module", autouse=True)

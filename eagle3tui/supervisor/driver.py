@@ -74,7 +74,7 @@ class Driver:
     def __init__(self, config: PipelineConfig, *, hub: AlertHub | None = None,
                  alerts_path: Path | None = None, tick_s: float = 0.05,
                  exit_when_idle: bool = True, idle_grace_s: float = 1.0,
-                 nvml: Any | None = None, gpu: bool = True) -> None:
+                 nvml: Any | None = None, gpu: bool = True, use_inotify: bool = True) -> None:
         self.config = config
         self.state_dir = config.state_dir
         self.store = RunStore(self.state_dir)
@@ -86,7 +86,7 @@ class Driver:
         # Without inotify the driver looks every tick_s; with it, it sleeps until a
         # followed log or the commands directory changes, or the next full pass.
         self.tick_s = tick_s
-        self.wakeups = LogWatcher(poll_interval=tick_s)
+        self.wakeups = LogWatcher(poll_interval=tick_s, use_inotify=use_inotify)
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
