@@ -104,3 +104,22 @@ def test_stop_while_watch_drives_raises_no_warning_or_critical(pipeline: Pipelin
     assert not [ln for ln in w.lines() if " WARNING " in ln or " CRITICAL " in ln], w.text()
     assert not [a for a in p.alerts() if a["level"] in ("warning", "critical")]
     assert "stage-stopped" in w.text()
+
+
+def test_a_rank_death_is_one_alert_with_the_launchers_root_cause(pipeline: Pipeline) -> None:
+    # torchrun's box (https://github.com/Vision-CAIR/MiniGPT-4/issues/237) printed
+    # when a rank really dies, not because of a stop.
+    script = pipeline.root / "replay.py"
+    script.write_text(REPLAY)
+    box = FIXTURES / "torchrun_child_failed.log"
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "train"
+        command = [{PY}, {json.dumps(str(script))}, {json.dumps(str(box))}]
+    """)
+    w = Watch(p, "--run-all")
+    assert w.wait(timeout=60) == 1, w.text()
+    crit = [a for a in p.alerts() if a["level"] == "critical"]
+    assert [a["kind"] for a in crit] == ["fatal-log-event", "stage-failed"], crit
+    assert crit[0]["details"]["rule"] == "torchrun-child-failed"
+    assert "root cause rank 0 (local_rank: 0), exitcode 1 (pid: 78970)" in crit[1]["message"]

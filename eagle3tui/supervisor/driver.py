@@ -679,7 +679,8 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
     head = text[-1].strip() if text else str(cause.get("rule") or "fatal error")
     if len(head) > 200:
         head = head[:197] + "..."
-    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}); {how}{hint}"
+    root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
+    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,11 +28,53 @@ AlertTuple = tuple[str, str, str, dict[str, Any]]
 STALL_RULES = ("stalled", "hang-suspected")
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
+# Fatal rules whose report spans several matching lines: alerted once per attempt.
+ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
     """The builtin rules plus the config's ``[[rule]]`` tables."""
     return build_ruleset(config.rules, str(config.path))
+
+
+_ROOT_CAUSE = "Root Cause (first observed failure)"
+_ROOT_FIELDS = ("rank", "exitcode", "traceback")
+
+
+def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | None:
+    """torchrun's "Root Cause" entry from the end of a log: ``rank 0 (local_rank: 0), exitcode 1 (pid: 78970)``.
+
+    The launcher names the rank that failed first, and how (exit code or
+    signal); the other ranks' failures are its consequences.
+    """
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - tail_bytes))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    at = text.rfind(_ROOT_CAUSE)
+    if at < 0:
+        return None
+    fields: dict[str, str] = {}
+    for line in text[at:].splitlines()[1:12]:
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key in _ROOT_FIELDS and key not in fields:
+            fields[key] = value.strip()
+        if line.startswith("====="):
+            break
+    if "rank" not in fields:
+        return None
+    out = f"rank {fields['rank']}"
+    if "exitcode" in fields:
+        out += f", exitcode {fields['exitcode']}"
+    tb = fields.get("traceback", "")
+    if tb.startswith("Signal"):
+        out += f" ({tb})"
+    return out[:300]
 
 
 class StageWatch:
@@ -63,6 +105,7 @@ class StageWatch:
         self._stalled_at: float | None = None
         self.benign_seen: set[str] = set()
         self.rules_seen: set[str] = set()
+        self._once_seen: set[str] = set()
         self.gpu_witness: Any = None
         # The first fatal event of the attempt (what a failure message leads
         # with) and the one that makes it "failing" now: a fatal line with no
@@ -156,6 +199,11 @@ class StageWatch:
             self.stop_line = 0
         return self._to_alerts(events)
 
+    def _redundant_early_exit(self, ev: LogEvent) -> bool:
+        # "It failed right after starting" adds nothing when a fatal line
+        # already said why: the stage-failed alert leads with that line.
+        return ev.rule == "early-exit" and self.first_fatal is not None
+
     def _after_stop(self, ev: LogEvent) -> bool:
         if self.stop_line is None:
             return False
@@ -179,7 +227,7 @@ class StageWatch:
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
                 verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
-            if after_stop:
+            if after_stop or self._redundant_early_exit(ev):
                 continue  # shown in the log pane with its verdict, never alerted
             alert = self._alert_for(ev)
             if alert:
@@ -227,6 +275,12 @@ class StageWatch:
                 return ("warning", "stall", msg, details)
             return ("info", "quiet-but-working", ev.explanation or ev.text, details)
         if ev.kind == "fatal":
+            if ev.rule in ONCE_PER_ATTEMPT:
+                # torchrun's report is one box with several matching lines
+                # (the exception line, "Root Cause"): one rank death, one alert.
+                if ev.rule in self._once_seen:
+                    return None
+                self._once_seen.add(ev.rule)
             return ("critical", "fatal-log-event", ev.explanation or ev.text[:200], details)
         if ev.kind == "benign":
             if ev.rule in self.benign_seen:
@@ -286,7 +340,12 @@ class StageWatch:
         report) is its consequence; a warning never explains a failure.
         """
         if self.first_fatal is not None:
-            return self.first_fatal
+            cause = dict(self.first_fatal)
+            if cause.get("rule") == "torchrun-child-failed":
+                root = launcher_root_cause(self.monitor.path)
+                if root:
+                    cause["root_cause"] = root
+            return cause
         errs = [e for e in self.monitor.tail_errors(64)
                 if not self._after_stop(e) and e.kind == "fatal"]
         if errs:
