@@ -13,6 +13,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from eagle3tui.durations import parse_duration
@@ -32,9 +33,12 @@ PIPELINE_KEYS = {
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
+    "on_fatal",
 }
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
+ON_FATAL_KEYS = {"action", "grace"}
+ON_FATAL_ACTIONS = ("stop", "wait")
 ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window"}
 RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
 LEVELS = ("info", "warning", "critical")
@@ -61,6 +65,22 @@ class RetryPolicy:
     max_attempts: int
     backoff_s: float
     on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FatalPolicy:
+    """What to do with a stage that logged a fatal error but did not exit (``on_fatal``).
+
+    ``action = "stop"``: once ``grace_s`` passes with no progress after the
+    fatal event, stop the stage's whole process tree as ``stop`` does; the
+    attempt then counts as failed and ``retry`` decides what follows.
+    ``action = "wait"``: show the stage as failing and leave it to a person.
+    The default grace (10 minutes) is longer than PyTorch's own NCCL heartbeat
+    monitor (8 minutes), so a job that tears itself down gets to do so first.
+    """
+
+    action: str = "stop"
+    grace_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +128,7 @@ class StageConfig:
     ready: ReadyProbe | None = None
     stop_grace_s: float = 30.0
     retry: RetryPolicy | None = None
+    on_fatal: FatalPolicy = FatalPolicy()
     disk: tuple[Path, ...] = ()
     description: str = ""
     line: int | None = None
@@ -645,6 +666,8 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
                            "e.g. on = [\"nccl\", \"exit:137\"]") or ["any"]
             retry = RetryPolicy(max_attempts=ma, backoff_s=backoff, on=tuple(on))
 
+    on_fatal = _build_on_fatal(st, k, b, line)
+
     description = st.get("description", "")
     if not isinstance(description, str):
         b.err("description must be a string", f"{k}.description", line("description"))
@@ -653,8 +676,36 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
     return StageConfig(
         name=name, command=command, shell=shell, cwd=cwd, env=env, depends_on=tuple(deps),
         estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
-        ready=ready, stop_grace_s=grace, retry=retry, disk=disk, description=description, line=head,
+        ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
+        description=description, line=head,
     )
+
+
+def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
+                    line: Callable[[str], int | None]) -> FatalPolicy:
+    """``on_fatal = { action = "stop", grace = "10m" }``; the default when absent."""
+    if "on_fatal" not in st:
+        return FatalPolicy()
+    example = 'e.g. on_fatal = { action = "stop", grace = "10m" }'
+    r = st["on_fatal"]
+    if not isinstance(r, dict):
+        b.err("on_fatal must be a table", f"{k}.on_fatal", line("on_fatal"), example)
+        return FatalPolicy()
+    for rk in r:
+        if rk not in ON_FATAL_KEYS:
+            b.err(f"unknown key {rk!r} in on_fatal", f"{k}.on_fatal.{rk}", line("on_fatal"),
+                  f"use one of: {', '.join(sorted(ON_FATAL_KEYS))}")
+    action = r.get("action", FatalPolicy.action)
+    if action not in ON_FATAL_ACTIONS:
+        b.err(f"on_fatal.action must be one of {', '.join(ON_FATAL_ACTIONS)}, got {action!r}",
+              f"{k}.on_fatal.action", line("on_fatal"), example)
+        action = FatalPolicy.action
+    grace = FatalPolicy.grace_s
+    try:
+        grace = parse_duration(r.get("grace", grace))
+    except ValueError as e:
+        b.err(str(e), f"{k}.on_fatal.grace", line("on_fatal"), example)
+    return FatalPolicy(action=str(action), grace_s=grace)
 
 
 def _abs(p: Path, base: Path) -> Path:

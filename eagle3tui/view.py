@@ -19,7 +19,13 @@ from typing import Any
 from eagle3tui.config import PipelineConfig
 from eagle3tui.supervisor.lock import driver_info
 from eagle3tui.supervisor.records import RunStore
-from eagle3tui.supervisor.state import Intent, StageState, StageStatus, derive_statuses
+from eagle3tui.supervisor.state import (
+    Intent,
+    StageState,
+    StageStatus,
+    derive_statuses,
+    gpu_activity,
+)
 from eagle3tui.telemetry.sampler import GpuInfo
 
 SCHEMA_VERSION = 1
@@ -150,6 +156,20 @@ class PipelineView:
                 out[name] = ",".join(str(i) for i in sorted(use["gpus"]))
         return out
 
+    def stage_gpu_activity(self, name: str) -> dict[str, Any] | None:
+        """What stage ``name``'s GPUs do now: ``{"gpus", "bytes", "util_pct"}`` or None."""
+        return gpu_activity(self.gpu, name)
+
+    def failing(self, name: str) -> dict[str, Any] | None:
+        """For a failing stage: its fatal event, how long ago, and its GPUs; else None."""
+        st = self.stage(name)
+        fatal = (st.live or {}).get("failing")
+        if st.state != StageState.FAILING or not isinstance(fatal, dict):
+            return None
+        at = fatal.get("at")
+        return {**fatal, "ago_s": max(0.0, self.time - at) if isinstance(at, (int, float)) else None,
+                "gpu": self.stage_gpu_activity(name)}
+
     def stage_roots(self) -> dict[str, int]:
         """Running stages' root pids, for attributing GPU processes."""
         return {s.name: s.pid for s in self.statuses if s.state.active and s.pid}
@@ -164,10 +184,17 @@ class PipelineView:
             "state_dir": str(self.config.state_dir),
             "time": self.time,
             "driver": self.driver,
-            "stages": [s.to_json() for s in self.statuses],
+            "stages": [self._stage_json(s) for s in self.statuses],
             "gpu": self.gpu,
             "problems": list(self.problems),
         }
+
+    def _stage_json(self, st: StageStatus) -> dict[str, Any]:
+        doc = st.to_json()
+        failing = self.failing(st.name)
+        if failing is not None:
+            doc["failing"] = failing
+        return doc
 
 
 def remaining_now(eta: dict[str, Any], now: float) -> float | None:
@@ -198,5 +225,10 @@ def load_view(config: PipelineConfig, store: RunStore | None = None) -> Pipeline
     intent = Intent.load(config.state_dir)
     statuses = derive_statuses(config, store, intent, live)
     gpu = doc.get("gpu") if isinstance(doc.get("gpu"), dict) else None
+    for st in statuses:
+        failing = st.live.get("failing")
+        if st.state == StageState.FAILING and isinstance(failing, dict):
+            # Every front end shows a failing stage with what its GPUs do.
+            st.live["failing"] = {**failing, "gpu": gpu_activity(gpu, st.name)}
     return PipelineView(config=config, time=time.time(), statuses=statuses, intent=intent,
                         driver=driver_info(config.state_dir), gpu=gpu, problems=list(store.problems))

@@ -7,6 +7,7 @@ and every test stops whatever it started.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -48,6 +49,16 @@ while True:
     i += 1
     time.sleep(0.05)
 """
+
+# TICKER that, on SIGTERM, prints torchrun's teardown and failure box (lines from
+# public threads, see tests/fixtures/logs/issues/torchrun_sigterm_teardown.log.source)
+# and exits 1, as torchrun does when its process group is stopped.
+TORCHRUN_LIKE_TICKER = TICKER.replace("import sys, time", f"""import signal, sys, time
+def on_term(signum, frame):
+    sys.stdout.write(open({str(Path(__file__).parent / "fixtures/logs/issues/torchrun_sigterm_teardown.log")!r}).read())
+    sys.stdout.flush()
+    sys.exit(1)
+signal.signal(signal.SIGTERM, on_term)""")
 
 
 def write_pipeline(root: Path, stages: dict[str, str], extra: str = "") -> Path:
@@ -210,7 +221,7 @@ async def test_jump_from_alert_and_filters(pipeline) -> None:
 
 
 async def test_stop_asks_for_confirmation(pipeline) -> None:
-    cfg = pipeline({"serve": TICKER})
+    cfg = pipeline({"serve": TORCHRUN_LIKE_TICKER})
     app = make_app(cfg)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.statuses, "the first state poll")
@@ -232,6 +243,23 @@ async def test_stop_asks_for_confirmation(pipeline) -> None:
         await wait_for(pilot, lambda: state_of(app, "serve") == StageState.STOPPED, "serve to stop")
         rec = RunStore(cfg.state_dir).latest("serve")
         assert rec is not None and rec.stop_requested_at is not None
+        # A stop asked for from the TUI is not an alarm: the stage printed a launcher's
+        # failure box and exited 1 seconds after starting (early-exit territory), and
+        # no warning or critical follows.
+        await wait_for(pilot, lambda: "stage-stopped" in _alert_kinds(cfg), "the stage-stopped alert")
+        rec = RunStore(cfg.state_dir).latest("serve")
+        assert rec is not None and rec.exit_code == 1, rec
+        loud = [a for a in _alerts(cfg) if a["level"] in ("warning", "critical")]
+        assert not loud, loud
+
+
+def _alerts(cfg: PipelineConfig) -> list[dict]:
+    path = cfg.state_dir / "alerts.jsonl"
+    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
+
+
+def _alert_kinds(cfg: PipelineConfig) -> list[str]:
+    return [a["kind"] for a in _alerts(cfg)]
 
 
 async def test_reattach_shows_a_stage_started_by_the_cli(pipeline) -> None:

@@ -23,6 +23,7 @@ from eagle3tui.config import (
 )
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
+from eagle3tui.supervisor.state import describe_gpu_activity
 from eagle3tui.textsafe import printable
 from eagle3tui.view import remaining_now
 
@@ -141,7 +142,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(snap, indent=2))
     else:
         print(render_status(snap))
-    failed = any(s["state"] == "failed" for s in snap["stages"])
+    failed = any(s["state"] in ("failed", "failing") for s in snap["stages"])
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -166,6 +167,13 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             if prog.get("unit"):
                 ptxt += f" {prog['unit']}"
         drift = eta.get("drift")
+        stale = bool(eta.get("stale")) or s["state"] == "failing"
+        left = remaining_now(eta, now)
+        eta_txt = format_duration(left) if left is not None else ''
+        drift_txt = f'{drift:+.0%}' if drift is not None else ''
+        if stale and (eta_txt or drift_txt):
+            # Figures from before a fatal error: not a live projection.
+            eta_txt, drift_txt = "stale", "stale"
         note = s["reason"] or ""
         if s["kind"] == "service" and s["state"] == "running":
             note = note or ("ready" if s.get("ready") else "starting")
@@ -174,8 +182,12 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
         lines.append(
             f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
-            f"{format_duration(left) if (left := remaining_now(eta, now)) is not None else '':>8} "
-            f"{(f'{drift:+.0%}' if drift is not None else ''):>6}  {printable(note)}")
+            f"{eta_txt:>8} {drift_txt:>6}  {printable(note)}")
+        if s.get("failing"):
+            f = s["failing"]
+            gpus = describe_gpu_activity(f.get("gpu")) or "GPU use unknown"
+            lines.append(f"{'':14}   {gpus}; fatal line {f.get('line')}: "
+                         f"{printable(str(f.get('text') or ''))[:80]}")
         shown: list[str] = []
         for err in s.get("errors") or []:
             last = (str(err.get("text", "")).splitlines() or [""])[-1]

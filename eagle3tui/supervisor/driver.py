@@ -40,7 +40,23 @@ from eagle3tui.supervisor.procs import signal_group, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
-from eagle3tui.supervisor.state import Intent, StageState, StageStatus, derive_statuses
+from eagle3tui.supervisor.state import (
+    ON_FATAL_STOP,
+    Intent,
+    StageState,
+    StageStatus,
+    derive_statuses,
+    describe_gpu_activity,
+    gpu_activity,
+)
+from eagle3tui.durations import format_duration
+
+# A stage's GPU memory freed while it still runs is reported only if the stage
+# is still running this long after: a launcher outlives its dying or stopped
+# workers for a moment, and that teardown is not news.
+MEMORY_FREED_SETTLE_S = 5.0
+# A fatal error with the process still alive this long is announced as failing.
+FAILING_ANNOUNCE_S = 5.0
 
 class ServiceProber:
     """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
@@ -108,6 +124,8 @@ class Driver:
         self._projected_end: dict[str, float] = {}
         self._telemetry: list[TelemetryUpdate] = []
         self._telemetry_lock = threading.Lock()
+        # stage -> (when, event) of a "memory freed" waiting to settle.
+        self._freed_pending: dict[str, tuple[float, Any]] = {}
         self.gpu: GpuMonitor | None = None
         if gpu:
             disks = sorted({str(p) for s in config.stages for p in s.disk})
@@ -206,6 +224,7 @@ class Driver:
             stage = self.config.stage(st.name)
             if st.state.active:
                 self._follow(stage, rec, now)
+                self._enforce_fatal_policy(stage, rec, now)
                 self._enforce_stop(stage, rec, now)
                 if stage.is_service:
                     self._check_ready(stage, rec, now)
@@ -266,11 +285,11 @@ class Driver:
                 stage = ev.subject[len("stage "):] if ev.subject.startswith("stage ") else None
                 rec = self.store.latest(stage) if stage in self.config.names else None
                 if ev.kind == "memory_freed":
-                    running = stage is not None and statuses.get(stage) is not None \
-                        and statuses[stage].state.active
-                    level = "warning" if running else "info"
-                    msg = ev.message + (" while the stage still runs" if running else "")
-                    self._alert(level, "gpu-memory-freed", msg, rec, **ev.figures)
+                    # Memory released when a stage ends (or a GPU's total when
+                    # anything ends) is normal; only a running stage losing its
+                    # memory is news, and only once teardown would have ended.
+                    if stage is not None and stage in self.config.names:
+                        self._freed_pending[stage] = (now, ev)
                 elif ev.kind == "memory_full":
                     self._alert("warning", "gpu-memory-full", ev.message, rec, **ev.figures)
                 elif ev.kind == "gpu_error":
@@ -281,6 +300,22 @@ class Driver:
                 self._alert("critical", "disk-full-forecast", dev.message,
                             self.store.latest(owner) if owner else None, path=dev.path,
                             full_at=dev.full_at, projected_end=dev.projected_end)
+        self._settle_memory_freed(statuses, now)
+
+    def _settle_memory_freed(self, statuses: dict[str, StageStatus], now: float) -> None:
+        """Warn of memory freed under a stage still running, normal, unstopped, after the settle time."""
+        for stage, (seen, ev) in list(self._freed_pending.items()):
+            st = statuses.get(stage)
+            rec = self.store.latest(stage)
+            w = self.watches.get(stage)
+            quiet = (st is None or not st.state.active or rec is None or rec.finished
+                     or rec.stop_requested_at is not None or (w is not None and w.failing))
+            if quiet:
+                del self._freed_pending[stage]  # it ended, was stopped, or already failed
+            elif now - seen >= MEMORY_FREED_SETTLE_S:
+                del self._freed_pending[stage]
+                self._alert("warning", "gpu-memory-freed",
+                            ev.message + " while the stage still runs", rec, **ev.figures)
 
     def gpu_summary(self) -> dict[str, Any] | None:
         """The last GPU sample with per-stage attribution and history, for ``state.json``."""
@@ -298,7 +333,12 @@ class Driver:
                      resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger)
         self.intent.save(self.state_dir)
         if rec.ended_at is not None and rec.error:
-            self._alert("critical", "stage-failed", f"could not start: {rec.error}", rec)
+            # One critical for a start that cannot happen: the attempt is
+            # settled here, so _finalize adds no early-exit or second failure.
+            rec.extra["finalized"] = True
+            self.store.save(rec)
+            self._alert("critical", "stage-failed", f"could not start: {rec.error}", rec,
+                        exit_code=rec.exit_code)
             return
         if resume:
             self._alert("warning", "stage-resumed",
@@ -310,19 +350,53 @@ class Driver:
                         argv=rec.argv, pid=rec.pid)
 
     def stop_stage(self, name: str, reason: str = "user") -> str:
+        """SIGTERM the stage's process group; what it prints from now on is not alerted."""
         rec = self.store.latest(name)
         if rec is None or rec.finished:
             return f"{name} is not running"
         if rec.stop_requested_at is None:
+            w = self.watches.get(name)
+            if (w is None or w.run_id != rec.run_id) and rec.pid:
+                # No tick has followed it yet (a driver that just started):
+                # read its log up to now, so the stop line is drawn right.
+                self._follow(self.config.stage(name), rec, time.time())
+                w = self.watches.get(name)
+            if w is not None and w.run_id == rec.run_id:
+                # What the stage printed before the stop is judged as usual;
+                # the line reached is written down before the signal goes out.
+                for level, kind, message, details in w.poll(time.time()):
+                    self._alert(level, kind, message, rec, **details)
+                rec.extra["stop_line"] = w.mark_stopping()
             rec.stop_requested_at = time.time()
             rec.stop_reason = reason
             self.store.save(rec)
         if rec.pgid:
             signal_group(rec.pgid, signal.SIGTERM)
-        what = "service no longer needed" if reason == "no-longer-needed" else f"stop requested by {reason}"
+        what = {"no-longer-needed": "service no longer needed",
+                ON_FATAL_STOP: "stopped by the on_fatal policy"}.get(reason, f"stop requested by {reason}")
         self._alert("info", "stage-stopping", f"{what}: SIGTERM sent to process group "
                     f"{rec.pgid}, SIGKILL after {self.config.stage(name).stop_grace_s:.0f}s", rec)
         return f"stopping {name} (SIGTERM to its process group)"
+
+    def _enforce_fatal_policy(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
+        """``on_fatal``: stop a stage that logged a fatal error and made no progress for the grace."""
+        w = self.watches.get(stage.name)
+        pol = stage.on_fatal
+        if (w is None or w.run_id != rec.run_id or w.fatal is None or pol.action != "stop"
+                or rec.stop_requested_at is not None):
+            return
+        if w.failing_for(now) < pol.grace_s:
+            return
+        # The reason is on disk before the signal: a driver that dies in
+        # between still reports the attempt as stopped by the policy.
+        rec.extra["fatal"] = {k: w.fatal.get(k) for k in ("line", "rule", "text", "at")}
+        self.store.save(rec)
+        self._alert("warning", "on-fatal-stop",
+                    f"no progress for {format_duration(w.failing_for(now))} after the fatal error at "
+                    f"line {w.fatal.get('line')} ({w.fatal.get('rule')}); stopping it "
+                    f"(on_fatal: action = \"stop\", grace = {format_duration(pol.grace_s)})", rec,
+                    line=w.fatal.get("line"), rule=w.fatal.get("rule"), text=w.fatal.get("text"))
+        self.stop_stage(stage.name, reason=ON_FATAL_STOP)
 
     def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         if rec.stop_requested_at is None or rec.killed_after_grace or not rec.pgid:
@@ -344,6 +418,29 @@ class Driver:
         self._watch_recs[stage.name] = rec
         for level, kind, message, details in w.poll(now):
             self._alert(level, kind, message, rec, **details)
+        self._announce_failing(stage, rec, w, now)
+
+    def _announce_failing(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
+        """Once per fatal event: the stage logged it but its process lives on (with its GPUs)."""
+        fatal = w.fatal
+        if fatal is None or rec.stop_requested_at is not None or fatal.get("announced"):
+            return
+        # A process that dies of its error within seconds is an ordinary
+        # failure; one still alive after this is failing, GPUs and all.
+        settle = min(FAILING_ANNOUNCE_S, stage.on_fatal.grace_s / 2)
+        if w.failing_for(now) < settle:
+            return
+        fatal["announced"] = True
+        gpus = describe_gpu_activity(gpu_activity(self.gpu_summary(), stage.name))
+        pol = stage.on_fatal
+        then = (f"on_fatal stops it in {format_duration(max(0.0, pol.grace_s - w.failing_for(now)))} "
+                "unless it makes progress" if pol.action == "stop"
+                else "on_fatal = wait: stop it yourself if it is hung")
+        self._alert("warning", "stage-failing",
+                    f"fatal error at line {fatal.get('line')} ({fatal.get('rule')}) "
+                    f"{format_duration(w.failing_for(now))} ago and the process is still alive"
+                    + (f"; {gpus}" if gpus else "") + f"; ETA stale; {then}", rec,
+                    line=fatal.get("line"), rule=fatal.get("rule"), text=fatal.get("text"))
 
     def _check_ready(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         if rec.extra.get("ready_at") or stage.ready is None:
@@ -401,13 +498,20 @@ class Driver:
             self._alert("info", "stage-stopped", st.reason or "stopped", rec, **details)
         elif st.state == StageState.FAILED:
             details["last_errors"] = w.tail_errors(8)
+            cause = w.cause()
+            if cause is not None:
+                # The quote under the message is the cause, not the last warning.
+                details.update(cause=cause, line=cause.get("line"), text=cause.get("text"),
+                               rule=cause.get("rule"))
             # Kept with the record so every front end can show why, later too.
-            rec.extra["last_errors"] = details["last_errors"][-3:]
+            errs = details["last_errors"][-3:]
+            if cause is not None and not any(e.get("line") == cause.get("line") for e in errs):
+                errs = [{k: cause.get(k) for k in ("line", "rule", "text")}] + errs[-2:]
+            rec.extra["last_errors"] = errs
             self.store.save(rec)
             if st.hint:
                 details["hint"] = st.hint
-            msg = f"failed: {st.reason}" + (f" — {st.hint}" if st.hint else "")
-            self._alert("critical", "stage-failed", msg, rec, **details)
+            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
             self._maybe_retry(stage, rec, w, now)
 
     def _maybe_retry(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
@@ -579,6 +683,20 @@ class Driver:
             atomic_write_json(self.state_dir / "state.json", doc, fsync=False)
             self._last_state = text
             self._last_state_write = now
+
+
+def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
+    """A failed attempt's alert text: its cause first, then how it ended and the hint."""
+    how = st.reason or "failed"
+    hint = f" — {st.hint}" if st.hint else ""
+    if cause is None or cause.get("rule") == "early-exit":
+        return f"failed: {how}{hint}"
+    text = [ln for ln in str(cause.get("text") or "").splitlines() if ln.strip()]
+    head = text[-1].strip() if text else str(cause.get("rule") or "fatal error")
+    if len(head) > 200:
+        head = head[:197] + "..."
+    root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
+    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
 
 
 def main(argv: list[str] | None = None) -> int:

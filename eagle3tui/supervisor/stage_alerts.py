@@ -28,11 +28,53 @@ AlertTuple = tuple[str, str, str, dict[str, Any]]
 STALL_RULES = ("stalled", "hang-suspected")
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
+# Fatal rules whose report spans several matching lines: alerted once per attempt.
+ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
     """The builtin rules plus the config's ``[[rule]]`` tables."""
     return build_ruleset(config.rules, str(config.path))
+
+
+_ROOT_CAUSE = "Root Cause (first observed failure)"
+_ROOT_FIELDS = ("rank", "exitcode", "traceback")
+
+
+def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | None:
+    """torchrun's "Root Cause" entry from the end of a log: ``rank 0 (local_rank: 0), exitcode 1 (pid: 78970)``.
+
+    The launcher names the rank that failed first, and how (exit code or
+    signal); the other ranks' failures are its consequences.
+    """
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - tail_bytes))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    at = text.rfind(_ROOT_CAUSE)
+    if at < 0:
+        return None
+    fields: dict[str, str] = {}
+    for line in text[at:].splitlines()[1:12]:
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key in _ROOT_FIELDS and key not in fields:
+            fields[key] = value.strip()
+        if line.startswith("====="):
+            break
+    if "rank" not in fields:
+        return None
+    out = f"rank {fields['rank']}"
+    if "exitcode" in fields:
+        out += f", exitcode {fields['exitcode']}"
+    tb = fields.get("traceback", "")
+    if tb.startswith("Signal"):
+        out += f" ({tb})"
+    return out[:300]
 
 
 class StageWatch:
@@ -63,7 +105,19 @@ class StageWatch:
         self._stalled_at: float | None = None
         self.benign_seen: set[str] = set()
         self.rules_seen: set[str] = set()
+        self._once_seen: set[str] = set()
         self.gpu_witness: Any = None
+        # The first fatal event of the attempt (what a failure message leads
+        # with) and the one that makes it "failing" now: a fatal line with no
+        # progress after it while the process lives. Progress clears it.
+        self.first_fatal: dict[str, Any] | None = self._load_fatal()
+        self.fatal: dict[str, Any] | None = self.first_fatal
+        self._now = time.time()
+        # Lines after this one were printed because a stop was asked for
+        # (a launcher's failure report after SIGTERM): they are never alerts.
+        stop_line = rec.extra.get("stop_line")
+        self.stop_line: int | None = (int(stop_line) if isinstance(stop_line, int)
+                                      else (0 if rec.stop_requested_at else None))
 
     # -- persistence of what was already alerted --------------------------
     def _load_seen(self) -> int:
@@ -72,46 +126,109 @@ class StageWatch:
         except (OSError, ValueError, AttributeError):
             return 0
 
+    def _load_fatal(self) -> dict[str, Any] | None:
+        # A driver that reattaches must know the attempt already failed once,
+        # and since when: the grace of the on_fatal policy runs from then.
+        try:
+            fatal = json.loads(self.seen_path.read_text()).get("fatal")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return fatal if isinstance(fatal, dict) else None
+
     def _save_seen(self, line: int) -> None:
         if line > self.alerted_line:
             self.alerted_line = line
-            atomic_write_json(self.seen_path, {"alerted_line": line}, fsync=False)
+            self._write_seen()
+
+    def _write_seen(self) -> None:
+        doc: dict[str, Any] = {"alerted_line": self.alerted_line}
+        if self.first_fatal is not None:
+            doc["fatal"] = self.first_fatal
+        atomic_write_json(self.seen_path, doc, fsync=False)
 
     # -- polling -------------------------------------------------------------
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
+        self._now = now
         events = self.monitor.poll(now)
         if self._stalled_at is not None and (self.monitor.last_output_at or 0) > self._stalled_at:
             self._stalled_at = None  # output resumed
+        out = self._to_alerts(events)
+        if self.fatal is not None and (self.monitor.progress_line or 0) > int(self.fatal.get("line") or 0):
+            self.fatal = None  # it made progress after the error: not failing (any more)
         stall_events = self.monitor.check(now, self.gpu_witness)
         for ev in stall_events:
             if ev.rule in STALL_RULES:
                 self._stalled_at = now
-        return self._to_alerts(events) + self._to_alerts(stall_events, live=True)
+        return out + self._to_alerts(stall_events, live=True)
 
     @property
     def stalled(self) -> bool:
         return self._stalled_at is not None
 
+    @property
+    def failing(self) -> bool:
+        """A fatal error was logged and no progress followed (the process may still live)."""
+        return self.fatal is not None
+
+    def failing_for(self, now: float | None = None) -> float:
+        """Seconds since the fatal event that makes the attempt failing (0 when not failing)."""
+        if self.fatal is None:
+            return 0.0
+        return max(0.0, (now or time.time()) - float(self.fatal.get("at") or 0.0))
+
+    def mark_stopping(self) -> int:
+        """A stop is about to be sent: what the log says from here on is not an alert.
+
+        Returns the last line read, which the driver keeps in the run record so
+        that a driver that reattaches draws the same line.
+        """
+        if self.stop_line is None:
+            self.stop_line = self.monitor.line_no
+        return self.stop_line
+
     def finish(self, rec: RunRecord) -> list[AlertTuple]:
-        """The attempt ended: settle tracebacks, report an early exit."""
-        return self._to_alerts(self.monitor.finish(rec.exit_code, rec.signal))
+        """The attempt ended: settle tracebacks, report an early exit.
+
+        After a stop that the user or the supervisor asked for, nothing the
+        attempt printed on its way out is an alert: an exit code from SIGTERM,
+        a launcher's failure box, a traceback of the interrupted work.
+        """
+        events = self.monitor.finish(rec.exit_code, rec.signal)
+        if rec.stop_requested_at is not None and self.stop_line is None:
+            self.stop_line = 0
+        return self._to_alerts(events)
+
+    def _redundant_early_exit(self, ev: LogEvent) -> bool:
+        # "It failed right after starting" adds nothing when a fatal line
+        # already said why: the stage-failed alert leads with that line.
+        return ev.rule == "early-exit" and self.first_fatal is not None
+
+    def _after_stop(self, ev: LogEvent) -> bool:
+        if self.stop_line is None:
+            return False
+        return ev.rule == "early-exit" or (ev.line or 0) > self.stop_line
 
     def _to_alerts(self, events: list[LogEvent], live: bool = False) -> list[AlertTuple]:
         out: list[AlertTuple] = []
         verdicts: list[dict[str, Any]] = []
         last_line = 0
         for ev in events:
-            if ev.rule:
+            after_stop = self._after_stop(ev)
+            if ev.rule and not after_stop:
                 self.rules_seen.add(ev.rule)
             end = ev.end_line or ev.line or 0
             last_line = max(last_line, end)
+            if ev.kind == "fatal" and not live and not after_stop:
+                self._note_fatal(ev)
             # Lines an earlier driver already reported are not reported again;
             # stall verdicts are about now, not about a line.
             if not live and end <= self.alerted_line:
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
                 verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
+            if after_stop or self._redundant_early_exit(ev):
+                continue  # shown in the log pane with its verdict, never alerted
             alert = self._alert_for(ev)
             if alert:
                 out.append(alert)
@@ -120,6 +237,15 @@ class StageWatch:
         if last_line and not live:
             self._save_seen(last_line)
         return out
+
+    def _note_fatal(self, ev: LogEvent) -> None:
+        fatal = {"line": ev.line, "end_line": ev.end_line, "rule": ev.rule,
+                 "text": ev.text[:500], "explanation": ev.explanation, "at": self._now}
+        if self.first_fatal is None:
+            self.first_fatal = fatal
+            self._write_seen()
+        if self.fatal is None:
+            self.fatal = fatal
 
     def _write_verdicts(self, verdicts: list[dict[str, Any]]) -> None:
         try:
@@ -140,8 +266,21 @@ class StageWatch:
         if ev.rule in STALL_RULES:
             return ("warning", "stall", ev.explanation or ev.text, details)
         if ev.rule == "quiet-but-working":
+            if self.fatal is not None:
+                # A hung collective spins its GPU kernels: busy GPUs after a
+                # fatal error and no output are the hang, not work.
+                msg = (f"No output since the fatal error at line {self.fatal.get('line')} "
+                       f"({self.fatal.get('rule')}); the GPUs look busy, but a hung collective "
+                       "keeps them busy too: treat the stage as hung.")
+                return ("warning", "stall", msg, details)
             return ("info", "quiet-but-working", ev.explanation or ev.text, details)
         if ev.kind == "fatal":
+            if ev.rule in ONCE_PER_ATTEMPT:
+                # torchrun's report is one box with several matching lines
+                # (the exception line, "Root Cause"): one rank death, one alert.
+                if ev.rule in self._once_seen:
+                    return None
+                self._once_seen.add(ev.rule)
             return ("critical", "fatal-log-event", ev.explanation or ev.text[:200], details)
         if ev.kind == "benign":
             if ev.rule in self.benign_seen:
@@ -163,16 +302,45 @@ class StageWatch:
         if prog is not None:
             out["progress"] = {k: getattr(prog, k, None) for k in
                                ("desc", "n", "total", "elapsed_s", "remaining_s", "rate", "unit")}
+        if self.fatal is not None:
+            out["failing"] = {k: self.fatal.get(k) for k in ("line", "rule", "text", "at")}
+            if self.stage.on_fatal.action == "stop":
+                out["failing"]["stop_at"] = float(self.fatal.get("at") or 0) + self.stage.on_fatal.grace_s
         if eta is not None and (eta.remaining_s is not None or eta.done):
             # The tracker's projection is the one the drift alert used.
             out["eta"] = {"projected_s": eta.projected_s, "remaining_s": eta.remaining_s,
                           "drift": eta.drift, "phase": eta.phase, "done": eta.done, "at": eta.at}
+            if self.fatal is not None:
+                # Figures from before the error: kept for the record, never shown as live.
+                out["eta"]["stale"] = True
         return out
 
     def tail_errors(self, n: int) -> list[dict[str, Any]]:
-        """The last error events of this attempt, for the failure alert."""
+        """The last error events of this attempt (none printed after a stop), for the failure alert."""
         return [{"line": e.line, "rule": e.rule, "text": e.text[:500]}
-                for e in self.monitor.tail_errors(n)]
+                for e in self.monitor.tail_errors(n + 16) if not self._after_stop(e)][-n:]
+
+    def cause(self) -> dict[str, Any] | None:
+        """What explains a failed attempt: its first fatal event, else its last error.
+
+        Fatal events come first because a job's first fatal error is usually
+        the root cause and what follows (other ranks timing out, a launcher's
+        report) is its consequence; a warning never explains a failure.
+        """
+        if self.first_fatal is not None:
+            cause = dict(self.first_fatal)
+            if cause.get("rule") == "torchrun-child-failed":
+                root = launcher_root_cause(self.monitor.path)
+                if root:
+                    cause["root_cause"] = root
+            return cause
+        errs = [e for e in self.monitor.tail_errors(64)
+                if not self._after_stop(e) and e.kind == "fatal"]
+        if errs:
+            e = errs[0]
+            return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
+                    "explanation": e.explanation}
+        return None
 
     def rule_ids(self) -> list[str]:
         return sorted(self.rules_seen)

@@ -18,6 +18,7 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.durations import format_duration
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 
@@ -26,6 +27,9 @@ class StageState(str, Enum):
     WAITING = "waiting"
     RUNNING = "running"
     STALLED = "stalled"
+    # A fatal error was logged but the process is still alive (a hung
+    # collective, a launcher waiting on dead ranks): not progress, not done.
+    FAILING = "failing"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     STOPPED = "stopped"
@@ -38,7 +42,59 @@ class StageState(str, Enum):
 
     @property
     def active(self) -> bool:
-        return self in (StageState.RUNNING, StageState.STALLED)
+        return self in (StageState.RUNNING, StageState.STALLED, StageState.FAILING)
+
+
+# ``RunRecord.stop_reason`` of a stop made by the ``on_fatal`` policy.
+ON_FATAL_STOP = "on-fatal"
+
+
+def on_fatal_reason(fatal: dict[str, Any]) -> str:
+    """The failure reason of an attempt stopped by the ``on_fatal`` policy."""
+    where = f" at line {fatal['line']}" if fatal.get("line") else ""
+    rule = f" ({fatal['rule']})" if fatal.get("rule") else ""
+    return f"stopped by the on_fatal policy: no progress after the fatal error{where}{rule}"
+
+
+def failing_reason(failing: dict[str, Any], now: float | None = None) -> str:
+    """The note of a failing stage: which fatal event, how long ago."""
+    at = failing.get("at")
+    ago = ""
+    if isinstance(at, (int, float)):
+        ago = f" {format_duration(max(0.0, (now or time.time()) - at))} ago"
+    where = f"line {failing['line']}" if failing.get("line") else "the log"
+    rule = f" ({failing['rule']})" if failing.get("rule") else ""
+    stop_at = failing.get("stop_at")
+    then = ""
+    if isinstance(stop_at, (int, float)):
+        then = f"; stop in {format_duration(max(0.0, stop_at - (now or time.time())))} unless it progresses"
+    return f"fatal error at {where}{rule}{ago}, process still alive{then}"
+
+
+def gpu_activity(gpu_doc: dict[str, Any] | None, stage: str) -> dict[str, Any] | None:
+    """What the GPUs of ``stage`` are doing, from the driver's GPU document in state.json.
+
+    ``{"gpus": [0, 1], "bytes": held, "util_pct": mean utilisation of those
+    GPUs or None}``; None when the last sample attributes no GPU memory to it.
+    """
+    use = ((gpu_doc or {}).get("stages") or {}).get(stage)
+    if not isinstance(use, dict) or not use.get("gpus"):
+        return None
+    gpus = sorted(int(i) for i in use["gpus"])
+    utils = [float(d["util_pct"]) for d in (gpu_doc or {}).get("gpus") or []
+             if isinstance(d, dict) and d.get("index") in gpus and d.get("util_pct") is not None]
+    return {"gpus": gpus, "bytes": int(use.get("bytes") or 0),
+            "util_pct": sum(utils) / len(utils) if utils else None}
+
+
+def describe_gpu_activity(activity: dict[str, Any] | None) -> str:
+    """``GPU 0,1: 70.2 GiB held, 100% busy``; "" when unknown."""
+    if not activity:
+        return ""
+    held = f"{activity['bytes'] / (1 << 30):.1f} GiB held"
+    util = activity.get("util_pct")
+    busy = f", {util:.0f}% busy" if util is not None else ""
+    return f"GPU {','.join(str(i) for i in activity['gpus'])}: {held}{busy}"
 
 
 SIGKILL_HINT = ("killed by SIGKILL: the kernel OOM killer is a common cause "
@@ -129,6 +185,10 @@ def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, s
     if rec.stop_requested_at:
         if rec.stop_reason == "no-longer-needed":
             return StageState.SUCCEEDED, "service stopped: no pending stage needs it", ""
+        if rec.stop_reason == ON_FATAL_STOP:
+            # The supervisor stopped a stage that was already failing: the
+            # attempt failed (dependents wait, the retry policy applies).
+            return StageState.FAILED, on_fatal_reason(rec.extra.get("fatal") or {}), ""
         return StageState.STOPPED, f"stopped by {rec.stop_reason or 'user'}", ""
     if rec.error:
         return StageState.FAILED, rec.error, ""
@@ -191,6 +251,13 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.live = dict(lv.get("live", {}))
             if st.state == StageState.RUNNING and lv.get("stalled"):
                 st.state = StageState.STALLED
+            failing = st.live.get("failing")
+            if st.state.active and isinstance(failing, dict):
+                # Failing wins over stalled: after a fatal error, silence is
+                # the hang itself, not a quiet phase of work.
+                st.state = StageState.FAILING
+                if st.reason != "stopping":
+                    st.reason = failing_reason(failing)
         if lv and st.state == StageState.PENDING and lv.get("waiting"):
             st.state, st.reason = StageState.WAITING, lv["waiting"]
         out.append(st)

@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from eagle3tui.durations import format_duration
-from eagle3tui.supervisor.state import StageState, StageStatus
+from eagle3tui.supervisor.state import StageState, StageStatus, describe_gpu_activity
 from eagle3tui.textsafe import printable
 from eagle3tui.view import remaining_now
 
@@ -22,6 +22,7 @@ STATE_STYLE = {
     StageState.WAITING: "cyan",
     StageState.RUNNING: "bold green",
     StageState.STALLED: "bold yellow",
+    StageState.FAILING: "bold red reverse",
     StageState.SUCCEEDED: "green",
     StageState.FAILED: "bold red",
     StageState.STOPPED: "yellow",
@@ -105,7 +106,11 @@ def drift_style(drift: float, threshold: float) -> str:
 
 def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
                 held: str | None = None) -> dict[str, Text]:
-    """The stage table's cells for one stage, keyed like ``COLUMNS``."""
+    """The stage table's cells for one stage, keyed like ``COLUMNS``.
+
+    A failing stage's note ends with what its GPUs do (``GPU 0,1: 70.2 GiB
+    held, 100% busy``): whether it still holds them is the point.
+    """
     live = st.live or {}
     prog = live.get("progress") or {}
     eta = live.get("eta") or {}
@@ -136,9 +141,14 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     elapsed = st.elapsed(now)
     remaining = remaining_now(eta, now)
     drift = eta.get("drift")
+    # After a fatal error the projection is from before it: marked, never shown live.
+    stale = bool(eta.get("stale")) or st.state == StageState.FAILING
     note = st.reason or ""
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
+    gpus_now = describe_gpu_activity((live.get("failing") or {}).get("gpu"))
+    if st.state == StageState.FAILING and gpus_now:
+        note = f"{note}; {gpus_now}" if note else gpus_now
     gpus = held or ("" if st.gpus == "-" else st.gpus)
     return {
         "name": Text(printable(st.name), style="bold"),
@@ -147,9 +157,11 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
                     style="green" if st.state == StageState.SUCCEEDED else "cyan"),
         "count": Text(count),
         "elapsed": Text(format_duration(elapsed) if elapsed is not None else ""),
-        "eta": Text(format_duration(remaining) if remaining is not None and st.state.active else ""),
-        "drift": Text(f"{drift:+.0%}" if drift is not None else "",
-                      style=drift_style(drift, drift_threshold) if drift is not None else ""),
+        "eta": (Text("stale", style="dim") if stale and remaining is not None else
+                Text(format_duration(remaining) if remaining is not None and st.state.active else "")),
+        "drift": (Text("stale", style="dim") if stale and drift is not None else
+                  Text(f"{drift:+.0%}" if drift is not None else "",
+                       style=drift_style(drift, drift_threshold) if drift is not None else "")),
         "attempt": Text(str(st.attempt) if st.attempt else ""),
         "gpus": Text(printable(gpus)),
         "note": Text(printable(note)),

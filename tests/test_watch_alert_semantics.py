@@ -1,0 +1,125 @@
+"""Alert semantics under ``--watch``, on logs nobody on this project wrote.
+
+- The seed's extraction start (benign Triton ERROR, Marlin init, a 64-shard load
+  slower than its estimate: tests/fixtures/logs/issues/seed_extraction.log)
+  ending in a vLLM worker's out-of-memory error (vllm_worker_oom.log, from
+  https://github.com/vllm-project/vllm/issues/14095): the Triton line is not
+  critical, a drift warning fires, the OOM is critical, the one stage-failed
+  alert names the out-of-memory cause, and --watch exits 1.
+- A stop asked for while --watch drives: the stage prints torchrun's teardown
+  box on SIGTERM and exits 1 (torchrun_sigterm_teardown.log, from
+  https://github.com/pytorch/pytorch/issues/150916 and
+  https://github.com/Vision-CAIR/MiniGPT-4/issues/237); no warning or
+  critical alert, on stdout or in the alerts file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import Pipeline, wait_for
+from test_watch_e2e import Watch
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs" / "issues"
+PY = json.dumps(sys.executable)
+
+REPLAY = textwrap.dedent("""
+    import sys, time
+    for path in sys.argv[1:]:
+        for line in open(path):
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            time.sleep(0.02)
+    sys.exit(1)
+""")
+
+
+def test_seed_extraction_start_ending_in_a_worker_oom(pipeline: Pipeline) -> None:
+    script = pipeline.root / "replay.py"
+    script.write_text(REPLAY)
+    logs = [str(FIXTURES / "seed_extraction.log"), str(FIXTURES / "vllm_worker_oom.log")]
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "extract"
+        command = [{PY}, {json.dumps(str(script))}, {", ".join(json.dumps(x) for x in logs)}]
+        estimate = "2h15m"
+        phases = {{ "Loading safetensors checkpoint shards" = "22m" }}
+    """)
+    w = Watch(p, "--run-all")
+    assert w.wait(timeout=90) == 1, w.text()
+    alerts = [a for a in p.alerts() if a.get("stage") == "extract"]
+    triton = [a for a in alerts if "Triton" in str(a["details"].get("text", ""))
+              and a["kind"] != "stage-failed"]
+    assert triton and all(a["level"] == "info" for a in triton), triton
+    assert any(a["kind"] == "eta-drift" and a["level"] == "warning" for a in alerts), alerts
+    oom = [a for a in alerts if a["kind"] == "fatal-log-event"]
+    assert oom and oom[0]["level"] == "critical" and "OutOfMemoryError" in oom[0]["details"]["text"]
+    failed = [a for a in alerts if a["kind"] == "stage-failed"]
+    assert len(failed) == 1, failed
+    msg = failed[0]["message"]
+    assert msg.startswith("failed: ") and "OutOfMemoryError" in msg and "exit 1" in msg, msg
+    # The line quoted under it on stdout is the OOM, not the drift warning.
+    out = [ln for ln in w.lines() if "stage-failed" in ln]
+    assert out and "Loading safetensors" not in out[0] and "OutOfMemoryError" in out[0], out
+    # Its line number is the one the TUI's log pane and the verdicts file use.
+    seed_lines = len((FIXTURES / "seed_extraction.log").read_text().splitlines())
+    assert failed[0]["details"]["line"] == seed_lines + 1
+
+
+STOPPABLE = textwrap.dedent("""
+    import signal, sys, time
+    def on_term(signum, frame):
+        sys.stdout.write(open(sys.argv[1]).read())
+        sys.stdout.flush()
+        sys.exit(1)
+    signal.signal(signal.SIGTERM, on_term)
+    i = 0
+    while True:
+        i += 1
+        print(f"step {i}/100000", flush=True)
+        time.sleep(0.1)
+""")
+
+
+def test_stop_while_watch_drives_raises_no_warning_or_critical(pipeline: Pipeline) -> None:
+    script = pipeline.root / "torchrun_like.py"
+    script.write_text(STOPPABLE)
+    teardown = FIXTURES / "torchrun_sigterm_teardown.log"
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "train"
+        command = [{PY}, {json.dumps(str(script))}, {json.dumps(str(teardown))}]
+    """)
+    w = Watch(p, "--run-all")
+    wait_for(lambda: "stage-started" in w.text(), timeout=30, what="the stage to start")
+    wait_for(lambda: "step 5/" in Path(p.records("train")[0]["log"]).read_text(), timeout=30,
+             what="output")
+    r = p.cli("stop", "train")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert w.wait(timeout=60) == 1, w.text()  # a stopped wanted stage is not a success
+    assert "ChildFailedError" in Path(p.records("train")[0]["log"]).read_text()
+    assert not [ln for ln in w.lines() if " WARNING " in ln or " CRITICAL " in ln], w.text()
+    assert not [a for a in p.alerts() if a["level"] in ("warning", "critical")]
+    assert "stage-stopped" in w.text()
+
+
+def test_a_rank_death_is_one_alert_with_the_launchers_root_cause(pipeline: Pipeline) -> None:
+    # torchrun's box (https://github.com/Vision-CAIR/MiniGPT-4/issues/237) printed
+    # when a rank really dies, not because of a stop.
+    script = pipeline.root / "replay.py"
+    script.write_text(REPLAY)
+    box = FIXTURES / "torchrun_child_failed.log"
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "train"
+        command = [{PY}, {json.dumps(str(script))}, {json.dumps(str(box))}]
+    """)
+    w = Watch(p, "--run-all")
+    assert w.wait(timeout=60) == 1, w.text()
+    crit = [a for a in p.alerts() if a["level"] == "critical"]
+    assert [a["kind"] for a in crit] == ["fatal-log-event", "stage-failed"], crit
+    assert crit[0]["details"]["rule"] == "torchrun-child-failed"
+    assert "root cause rank 0 (local_rank: 0), exitcode 1 (pid: 78970)" in crit[1]["message"]
