@@ -24,6 +24,8 @@ from eagle3tui.supervisor.records import RunRecord, RunStore
 class StageState(str, Enum):
     PENDING = "pending"
     WAITING = "waiting"
+    # Launched into a scheduler's queue (Slurm) and not running yet.
+    QUEUED = "queued"
     RUNNING = "running"
     STALLED = "stalled"
     SUCCEEDED = "succeeded"
@@ -38,7 +40,7 @@ class StageState(str, Enum):
 
     @property
     def active(self) -> bool:
-        return self in (StageState.RUNNING, StageState.STALLED)
+        return self in (StageState.RUNNING, StageState.STALLED, StageState.QUEUED)
 
 
 SIGKILL_HINT = ("killed by SIGKILL: the kernel OOM killer is a common cause "
@@ -112,6 +114,17 @@ class StageStatus:
 
 def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, str]:
     """The state of a stage from its latest record: (state, reason, hint)."""
+    if rec.extra.get("executor") == "slurm":
+        # A Slurm job: its processes are on another node, so the scheduler's
+        # last word stands in for "is the pid alive" (see executors.py).
+        from eagle3tui.supervisor.executors import slurm_record_state
+
+        return slurm_record_state(rec, stage, local_record_state)
+    return local_record_state(rec, stage)
+
+
+def local_record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, str]:
+    """record_state for an attempt that runs on this host."""
     if not rec.finished:
         if rec.error:
             return StageState.FAILED, rec.error, ""
