@@ -354,7 +354,9 @@ class SlurmExecutor:
                 info.setdefault("unknown_since", asked)
             else:
                 info.pop("unknown_since", None)
-                info.update(_state_doc(st))
+                # An ended job's scontrol/sacct rows lack its nodes' GPU indices: keep the known ones.
+                info.update({k: v for k, v in _state_doc(st).items()
+                             if v is not None or k not in ("gpu_indices", "nodes")})
                 if st.terminal:
                     info.setdefault("terminal_seen_at", asked)
                 else:
