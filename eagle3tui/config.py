@@ -656,7 +656,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         b.err("description must be a string", f"{k}.description", line("description"))
         description = ""
 
-    executor, slurm = _build_executor(st, i, k, b)
+    executor, slurm = _build_executor(st, i, k, b, variables)
 
     return StageConfig(
         name=name, command=command, shell=shell, cwd=cwd, env=env, depends_on=tuple(deps),
@@ -669,7 +669,8 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
 EXECUTORS = ("local", "slurm")
 
 
-def _build_executor(st: dict[str, Any], i: int, k: str, b: _Builder) -> tuple[str, SlurmOptions | None]:
+def _build_executor(st: dict[str, Any], i: int, k: str, b: _Builder,
+                    variables: dict[str, str]) -> tuple[str, SlurmOptions | None]:
     """``executor`` and the ``[stage.slurm]`` table of stage #``i`` (named ``k``)."""
     loc = b.loc
     executor = st.get("executor", "local")
@@ -703,6 +704,12 @@ def _build_executor(st: dict[str, Any], i: int, k: str, b: _Builder) -> tuple[st
         b.err("gpus picks GPUs of this host; a Slurm stage gets its GPUs from Slurm", f"{k}.gpus",
               loc.key_line("stage", "gpus", i),
               "move it into the stage's Slurm table as a count: [stage.slurm] gpus = 8")
+    if isinstance(table, dict):
+        # Variables work in the Slurm table's strings too (partition = "{partition}").
+        table = {key: _substitute(v, variables, b, f"{k}.slurm.{key}", line_of(key)) if isinstance(v, str)
+                 else [_substitute(x, variables, b, f"{k}.slurm.{key}", line_of(key)) if isinstance(x, str)
+                       else x for x in v] if isinstance(v, list) else v
+                 for key, v in table.items()}
     try:
         options = SlurmOptions.from_table(table if table is not None else {}, path=str(b.path),
                                           key=f"{k}.slurm")

@@ -317,3 +317,18 @@ def test_unreachable_controller_keeps_the_last_known_state(tmp_path):
     finally:
         ex.poller.close()
         subprocess.run(["scancel", str(rec.extra["slurm"]["job_id"])], capture_output=True, timeout=30)
+
+
+def test_kimi_slurm_example_trains_on_two_nodes_with_the_allocations_rendezvous():
+    root = Path(__file__).resolve().parent.parent
+    config = load_config(root / "examples" / "kimi-k2.5-8gpu-slurm.toml", {"out": "/shared/x"})
+    train = config.stage("train")
+    assert train.executor == "slurm" and train.slurm.nodes == 2 and train.slurm.gpus == 8
+    script = train.argv(resume=True)[2]
+    for needle in ('srun --ntasks-per-node=1', '-m torch.distributed.run --nnodes "$SLURM_NNODES"',
+                   '--rdzv-id "$SLURM_JOB_ID"', 'scontrol show hostnames "$SLURM_JOB_NODELIST"',
+                   '--rdzv-endpoint "$head:29500"'):
+        assert needle in script, needle
+    assert script.endswith("--save-every 500 --resume")
+    assert {s.name for s in config.stages if s.executor == "slurm"} == {
+        "serve", "regenerate", "tokenize", "extract", "train"}

@@ -46,10 +46,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
     if errors:
         return EXIT_USAGE
-    from eagle3tui.supervisor.executors import storage_warnings
-
-    for w in storage_warnings(config):
-        print(f"warning: {w}", file=sys.stderr)
     n_rules = len(config.rules)
     print(f"{config.path}: ok — pipeline {config.name!r}, {len(config.stages)} stages"
           + (f", {n_rules} user rules" if n_rules else "") + f", state in {config.state_dir}")
@@ -60,6 +56,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         if s.slurm is not None:  # the sbatch options it will be submitted with
             gpus += ", slurm " + " ".join(s.slurm.sbatch_options())
         print(f"  {s.name:14} {s.kind}{deps}{est}{gpus}")
+    from eagle3tui.supervisor.executors import storage_warnings
+
+    sys.stdout.flush()
+    for w in storage_warnings(config):
+        print(f"warning: {w}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -90,10 +91,6 @@ def cmd_start(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
     if errors:
         return EXIT_USAGE
-    from eagle3tui.supervisor.executors import storage_warnings
-
-    for w in storage_warnings(config):
-        print(f"warning: {w}", file=sys.stderr)
     rc = _reply(send_command(config, "start", args.stages, all=args.all))
     if rc == EXIT_OK and args.wait:
         return _wait(config, args.stages or config.names, args.timeout)

@@ -564,7 +564,10 @@ def storage_warnings(config: PipelineConfig, mounts: str = "/proc/mounts") -> li
         fs = filesystem_of(path, mounts)
         if fs is not None and fs[1] in LOCAL_FILESYSTEMS:
             local.setdefault(fs, []).append(f"{what} ({path})")
-    return [f"{'; '.join(items)} on a local {fstype} filesystem (mounted at {mnt}): Slurm jobs "
+    for fs, items in local.items():
+        if len(items) > 3:
+            local[fs] = items[:2] + [f"{len(items) - 2} more Slurm stage logs"]
+    return [f"{'; '.join(items)} are on a local {fstype} filesystem (mounted at {mnt}): Slurm jobs "
             f"on other nodes cannot write their result files and output there, so their outcome "
             f"would come from Slurm alone. Fix: put [pipeline] state_dir (and the logs) on storage "
             f"the compute nodes share (NFS, Lustre, GPFS...); fine as it is when the jobs run on "
