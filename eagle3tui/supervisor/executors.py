@@ -32,9 +32,7 @@ from eagle3tui.supervisor import slurm
 from eagle3tui.supervisor.launcher import WRAPPER, launch, stage_env
 from eagle3tui.supervisor.procs import signal_group
 from eagle3tui.supervisor.records import RunRecord, RunStore
-from eagle3tui.supervisor.state import StageState
-
-SLURM = "slurm"
+from eagle3tui.supervisor.slurm_state import RESULT_GRACE_S, SLURM, short_duration
 
 
 class Executor(Protocol):
@@ -83,9 +81,6 @@ def job_name(stage: str, rec: RunRecord) -> str:
     return f"e3t-{stage}-{rec.attempt}-{rec.run_id[:8]}"
 
 
-#: How long a finished job may lack its result file before Slurm's word is
-#: taken (the file travels over shared storage, whose caches lag).
-RESULT_GRACE_S = 10.0
 
 
 class SlurmPoller:
@@ -403,7 +398,7 @@ class SlurmExecutor:
             start = float(info["start"])
             self.on_event("info", f"Slurm expects job {jid} to start at "
                                   f"{datetime.fromtimestamp(start).strftime('%H:%M:%S')} "
-                                  f"(in {_short(start - time.time())})", rec)
+                                  f"(in {short_duration(start - time.time())})", rec)
 
     def _finish_from_slurm(self, rec: RunRecord, info: dict[str, Any], now: float) -> None:
         """The job ended without a result file: take the outcome from Slurm."""
@@ -424,65 +419,6 @@ class SlurmExecutor:
         else:
             job = slurm.SlurmJobState(job_id=int(jid), state=str(state))
             rec.error = f"{job.describe()} (Slurm job {jid}: {state})"
-
-
-def slurm_record_state(rec: RunRecord, stage: StageConfig,
-                       local: Callable[[RunRecord, StageConfig], tuple[StageState, str, str]]
-                       ) -> tuple[StageState, str, str]:
-    """A Slurm attempt's (state, reason, hint) from its record alone.
-
-    The local rule ("alive if its pid runs") cannot see another node; the last
-    state Slurm reported (written into the record by the driver) stands in.
-    """
-    info = rec.extra.get(SLURM, {})
-    now = time.time()
-    if rec.finished:
-        if "final" not in info and not rec.error and now - (rec.ended_at or now) < 2 * RESULT_GRACE_S:
-            return StageState.RUNNING, "ending: waiting for Slurm's word on the job", ""
-        state, reason, hint = local(rec, stage)
-        final = info.get("final")
-        if state == StageState.FAILED and final not in (None, "COMPLETED", "FAILED") and not hint:
-            hint = slurm.SlurmJobState(job_id=int(info.get("job_id") or 0), state=str(final)).describe()
-        return state, reason, hint
-    if rec.error:
-        return StageState.FAILED, rec.error, ""
-    jid = info.get("job_id")
-    job_state = info.get("state")
-    stale = ""
-    if info.get("unreachable"):
-        stale = f"; Slurm unreachable, last known state shown ({info['unreachable'][:80]})"
-    if jid is None:
-        return StageState.QUEUED, f"submitting to Slurm as {info.get('job_name')}{stale}", ""
-    if job_state is None or job_state in slurm.PENDING_STATES:
-        if rec.stop_requested_at:
-            return StageState.QUEUED, "stopping", ""
-        why = info.get("reason")
-        text = f"Slurm job {jid} queued" + (f" ({why})" if why and why != "None" else "")
-        start = info.get("start")
-        if start:
-            left = start - now
-            clock = datetime.fromtimestamp(start).strftime("%H:%M:%S")
-            text += (f", expected start {clock} (in {_short(left)})" if left > 0
-                     else f", expected start {clock} (overdue)")
-        return StageState.QUEUED, text + stale, ""
-    if rec.stop_requested_at:
-        return StageState.RUNNING, "stopping", ""
-    if job_state in slurm.TERMINAL_STATES:
-        return StageState.RUNNING, f"ending: Slurm says {job_state}, waiting for the result file{stale}", ""
-    where = f" on {info['nodes']}" if info.get("nodes") else ""
-    gpus = info.get("gpu_indices")
-    if gpus:
-        where += f", GPUs {','.join(str(g) for g in gpus)}"
-    return StageState.RUNNING, f"Slurm job {jid}{where}{stale}", ""
-
-
-def _short(seconds: float) -> str:
-    s = int(max(0, seconds))
-    if s < 90:
-        return f"{s}s"
-    if s < 5400:
-        return f"{round(s / 60)}m"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
 class Executors:

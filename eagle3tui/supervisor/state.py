@@ -20,6 +20,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.slurm_state import slurm_record_state
 
 class StageState(str, Enum):
     PENDING = "pending"
@@ -116,10 +117,9 @@ def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, s
     """The state of a stage from its latest record: (state, reason, hint)."""
     if rec.extra.get("executor") == "slurm":
         # A Slurm job: its processes are on another node, so the scheduler's
-        # last word stands in for "is the pid alive" (see executors.py).
-        from eagle3tui.supervisor.executors import slurm_record_state
-
-        return slurm_record_state(rec, stage, local_record_state)
+        # last word stands in for "is the pid alive" (see slurm_state.py).
+        state, reason, hint = slurm_record_state(rec, stage, local_record_state)
+        return StageState(state), reason, hint
     return local_record_state(rec, stage)
 
 
