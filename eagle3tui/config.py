@@ -18,6 +18,7 @@ from typing import Any
 
 from eagle3tui.durations import parse_duration
 from eagle3tui.errors import ConfigError, ConfigErrors
+from eagle3tui.slurm_options import SlurmOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +35,7 @@ STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
     "on_fatal",
+    "executor", "slurm",
 }
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
@@ -132,6 +134,10 @@ class StageConfig:
     disk: tuple[Path, ...] = ()
     description: str = ""
     line: int | None = None
+    # Where the stage runs: "local" (detached on this host) or "slurm" (sbatch
+    # with ``slurm``'s options); see eagle3tui.supervisor.executors.
+    executor: str = "local"
+    slurm: SlurmOptions | None = None
 
     @property
     def is_service(self) -> bool:
@@ -438,8 +444,8 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
                          index: dict[str, int]) -> None:
     """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
     try:
-        from eagle3tui.logs.rules import load_builtin_rules
-        known = {r.id for r in load_builtin_rules()}
+        from eagle3tui.logs.rules import load_shipped_rules
+        known = {r.id for r in load_shipped_rules()}
     except (ImportError, ConfigError):
         return
     known |= {str(r.get("id")) for r in rule_specs} | _DETECTOR_IDS
@@ -673,11 +679,13 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         b.err("description must be a string", f"{k}.description", line("description"))
         description = ""
 
+    executor, slurm = _build_executor(st, i, k, b, variables)
+
     return StageConfig(
         name=name, command=command, shell=shell, cwd=cwd, env=env, depends_on=tuple(deps),
         estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
         ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
-        description=description, line=head,
+        description=description, line=head, executor=executor, slurm=slurm,
     )
 
 
@@ -706,6 +714,60 @@ def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
     except ValueError as e:
         b.err(str(e), f"{k}.on_fatal.grace", line("on_fatal"), example)
     return FatalPolicy(action=str(action), grace_s=grace)
+
+
+EXECUTORS = ("local", "slurm")
+
+
+def _build_executor(st: dict[str, Any], i: int, k: str, b: _Builder,
+                    variables: dict[str, str]) -> tuple[str, SlurmOptions | None]:
+    """``executor`` and the ``[stage.slurm]`` table of stage #``i`` (named ``k``)."""
+    loc = b.loc
+    executor = st.get("executor", "local")
+    if executor not in EXECUTORS:
+        b.err(f"executor must be \"local\" or \"slurm\", got {executor!r}", f"{k}.executor",
+              loc.key_line("stage", "executor", i),
+              "leave it out to run the stage on this host, or write executor = \"slurm\"")
+        return "local", None
+    table = st.get("slurm")
+    # [stage.slurm] sits after its [[stage]]; an inline slurm = { ... } on a key line.
+    head = loc.table_line("stage", i) or 0
+    nxt = loc.table_line("stage", i + 1) or len(loc.lines) + 1
+    sub = next((n + 1 for n in range(head, nxt - 1)
+                if re.match(r"^\s*\[\s*stage\s*\.\s*slurm\s*\]", loc.lines[n])), None)
+
+    def line_of(key: str | None) -> int | None:
+        if sub is not None and key:
+            for n in range(sub, nxt - 1):
+                if re.match(r"^\s*\[", loc.lines[n]):
+                    break
+                if re.match(r"^\s*" + re.escape(key) + r"\s*=", loc.lines[n]):
+                    return n + 1
+        return sub or loc.key_line("stage", "slurm", i)
+
+    if executor == "local":
+        if table is not None:
+            b.err("[stage.slurm] is set but the stage runs locally", f"{k}.slurm", line_of(None),
+                  "add executor = \"slurm\" to the stage, or remove its slurm table")
+        return "local", None
+    if "gpus" in st:
+        b.err("gpus picks GPUs of this host; a Slurm stage gets its GPUs from Slurm", f"{k}.gpus",
+              loc.key_line("stage", "gpus", i),
+              "move it into the stage's Slurm table as a count: [stage.slurm] gpus = 8")
+    if isinstance(table, dict):
+        # Variables work in the Slurm table's strings too (partition = "{partition}").
+        table = {key: _substitute(v, variables, b, f"{k}.slurm.{key}", line_of(key)) if isinstance(v, str)
+                 else [_substitute(x, variables, b, f"{k}.slurm.{key}", line_of(key)) if isinstance(x, str)
+                       else x for x in v] if isinstance(v, list) else v
+                 for key, v in table.items()}
+    try:
+        options = SlurmOptions.from_table(table if table is not None else {}, path=str(b.path),
+                                          key=f"{k}.slurm")
+    except ConfigError as e:
+        sub_key = (e.key or "").rsplit(".", 1)[-1].split("[", 1)[0]
+        b.errors.append(ConfigError(e.message, path=e.path, key=e.key, line=line_of(sub_key), fix=e.fix))
+        return "slurm", None
+    return "slurm", options
 
 
 def _abs(p: Path, base: Path) -> Path:

@@ -54,7 +54,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         deps = f" after {', '.join(s.depends_on)}" if s.depends_on else ""
         est = f", estimate {format_duration(s.estimate_s)}" if s.estimate_s else ""
         gpus = f", gpus {s.gpus.describe()}" if not s.gpus.empty else ""
+        if s.slurm is not None:  # the sbatch options it will be submitted with
+            gpus += ", slurm " + " ".join(s.slurm.sbatch_options())
         print(f"  {s.name:14} {s.kind}{deps}{est}{gpus}")
+    from eagle3tui.supervisor.executors import storage_warnings
+
+    sys.stdout.flush()
+    for w in storage_warnings(config):
+        print(f"warning: {w}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -523,10 +523,30 @@ def load_builtin_rules() -> list[Rule]:
     return list(_BUILTIN_CACHE)
 
 
+_SLURM_CACHE: list[Rule] | None = None
+
+
+def load_slurm_rules() -> list[Rule]:
+    """The rules for Slurm's own lines in a job's output (``slurm_rules.toml``)."""
+    global _SLURM_CACHE
+    if _SLURM_CACHE is None:
+        ref = resources.files("eagle3tui.logs").joinpath("slurm_rules.toml")
+        data = tomllib.loads(ref.read_text(encoding="utf-8"))
+        _SLURM_CACHE = rules_from_specs(data.get("rule", []), str(ref), "slurm")
+    return list(_SLURM_CACHE)
+
+
+def load_shipped_rules() -> list[Rule]:
+    """Every rule eagle3tui ships: Slurm's first, because the builtin "oom",
+    "killed" and "timeout" rules would otherwise claim Slurm's lines with a
+    vaguer verdict; they match nothing but Slurm's own wording."""
+    return [*load_slurm_rules(), *load_builtin_rules()]
+
+
 def build_ruleset(user_specs: list[dict[str, Any]] | None = None, source_path: str = "pipeline.toml") -> RuleSet:
-    """Builtin pack plus ``user_specs`` (the ``[[rule]]`` tables of ``source_path``)."""
+    """Shipped rules plus ``user_specs`` (the ``[[rule]]`` tables of ``source_path``)."""
     user = rules_from_specs(list(user_specs or []), source_path, "user")
-    return RuleSet.from_specs(load_builtin_rules(), user)
+    return RuleSet.from_specs(load_shipped_rules(), user)
 
 
 def load_rules_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

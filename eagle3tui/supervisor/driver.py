@@ -34,9 +34,10 @@ from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
-from eagle3tui.supervisor.launcher import launch, reap_wrappers
+from eagle3tui.supervisor.executors import Executors
+from eagle3tui.supervisor.launcher import reap_wrappers
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR
-from eagle3tui.supervisor.procs import signal_group, signal_name
+from eagle3tui.supervisor.procs import signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
@@ -116,6 +117,9 @@ class Driver:
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
+        # Where stages run: this host, or Slurm (executor = "slurm").
+        self.executors = Executors(
+            on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec))
         self.commands_dir = self.state_dir / COMMANDS_DIR
         self.replies_dir = self.commands_dir / REPLIES_DIR
         # GPU telemetry runs on its own thread; it reads these two dicts
@@ -188,6 +192,7 @@ class Driver:
                 p.stop()
             if self.gpu is not None:
                 self.gpu.close()
+            self.executors.close()
             self.lock.release()
         return 0
 
@@ -214,6 +219,7 @@ class Driver:
             return self._busy
         self._last_full = now
         reap_wrappers()
+        self.executors.poll(self.config, self.store)
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
         self._report_problems()
@@ -223,8 +229,9 @@ class Driver:
                 continue
             stage = self.config.stage(st.name)
             if st.state.active:
-                self._follow(stage, rec, now)
-                self._enforce_fatal_policy(stage, rec, now)
+                if st.state != StageState.QUEUED:  # a queued job has no output yet (nor stalls)
+                    self._follow(stage, rec, now)
+                    self._enforce_fatal_policy(stage, rec, now)
                 self._enforce_stop(stage, rec, now)
                 if stage.is_service:
                     self._check_ready(stage, rec, now)
@@ -266,7 +273,9 @@ class Driver:
 
     def _telemetry_tick(self, statuses: dict[str, StageStatus], now: float) -> None:
         """Feed stage pids to the sampler; turn its events into alerts."""
-        self._stage_roots = {n: s.pid for n, s in statuses.items() if s.state.active and s.pid}
+        # A Slurm stage's pid lives on its node: it names no process here.
+        self._stage_roots = {n: s.pid for n, s in statuses.items() if s.state.active and s.pid
+                             and self.config.stage(n).executor == "local"}
         ends: dict[str, float] = {}
         for n, s in statuses.items():
             remaining = ((s.live or {}).get("eta") or {}).get("remaining_s")
@@ -329,8 +338,9 @@ class Driver:
         relaunch = self.intent.relaunch.pop(name, None)
         prev = self.store.latest(name)
         trigger = (relaunch or {}).get("trigger", "pipeline" if prev is None else "user")
-        rec = launch(stage, self.store, resume=resume,
-                     resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger)
+        rec = self.executors.for_stage(stage).launch(
+            stage, self.store, resume=resume,
+            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger)
         self.intent.save(self.state_dir)
         if rec.ended_at is not None and rec.error:
             # One critical for a start that cannot happen: the attempt is
@@ -370,13 +380,13 @@ class Driver:
             rec.stop_requested_at = time.time()
             rec.stop_reason = reason
             self.store.save(rec)
-        if rec.pgid:
-            signal_group(rec.pgid, signal.SIGTERM)
+        done = self.executors.for_record(rec).stop(rec)
+        on_slurm = rec.extra.get("executor") == "slurm"
         what = {"no-longer-needed": "service no longer needed",
                 ON_FATAL_STOP: "stopped by the on_fatal policy"}.get(reason, f"stop requested by {reason}")
-        self._alert("info", "stage-stopping", f"{what}: SIGTERM sent to process group "
-                    f"{rec.pgid}, SIGKILL after {self.config.stage(name).stop_grace_s:.0f}s", rec)
-        return f"stopping {name} (SIGTERM to its process group)"
+        self._alert("info", "stage-stopping", f"{what}: {done}, "
+                    f"{'scancel' if on_slurm else 'SIGKILL'} after {self.config.stage(name).stop_grace_s:.0f}s", rec)
+        return f"stopping {name} ({'scancel' if on_slurm else 'SIGTERM to its process group'})"
 
     def _enforce_fatal_policy(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         """``on_fatal``: stop a stage that logged a fatal error and made no progress for the grace."""
@@ -399,14 +409,16 @@ class Driver:
         self.stop_stage(stage.name, reason=ON_FATAL_STOP)
 
     def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
-        if rec.stop_requested_at is None or rec.killed_after_grace or not rec.pgid:
+        if rec.stop_requested_at is None or rec.killed_after_grace:
             return
         if now - rec.stop_requested_at >= stage.stop_grace_s:
-            signal_group(rec.pgid, signal.SIGKILL)
+            if not self.executors.for_record(rec).kill(rec):
+                return
             rec.killed_after_grace = True
             self.store.save(rec)
             self._alert("warning", "stage-killed",
-                        f"did not stop within {stage.stop_grace_s:.0f}s of SIGTERM: sent SIGKILL", rec)
+                        f"did not stop within {stage.stop_grace_s:.0f}s of SIGTERM: "
+                        + ("cancelled the Slurm job" if rec.extra.get("executor") == "slurm" else "sent SIGKILL"), rec)
 
     # -- following ---------------------------------------------------------
     def _follow(self, stage: StageConfig, rec: RunRecord, now: float) -> None:

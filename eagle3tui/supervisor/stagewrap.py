@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     atomic_write_json(prefix + ".result.json", result)
     sys.stdout.flush()
-    return 0
+    # The stage's own status, as a shell reports it: under Slurm the wrapper is
+    # the batch step, and Slurm's ExitCode/state (FAILED for exit 3) come from it.
+    return rc if rc >= 0 else 128 - rc
 
 
 if __name__ == "__main__":

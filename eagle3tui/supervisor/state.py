@@ -21,10 +21,13 @@ from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.durations import format_duration
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.slurm_state import slurm_record_state
 
 class StageState(str, Enum):
     PENDING = "pending"
     WAITING = "waiting"
+    # Launched into a scheduler's queue (Slurm) and not running yet.
+    QUEUED = "queued"
     RUNNING = "running"
     STALLED = "stalled"
     # A fatal error was logged but the process is still alive (a hung
@@ -42,7 +45,8 @@ class StageState(str, Enum):
 
     @property
     def active(self) -> bool:
-        return self in (StageState.RUNNING, StageState.STALLED, StageState.FAILING)
+        return self in (StageState.RUNNING, StageState.STALLED, StageState.FAILING,
+                        StageState.QUEUED)
 
 
 # ``RunRecord.stop_reason`` of a stop made by the ``on_fatal`` policy.
@@ -168,6 +172,16 @@ class StageStatus:
 
 def record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, str]:
     """The state of a stage from its latest record: (state, reason, hint)."""
+    if rec.extra.get("executor") == "slurm":
+        # A Slurm job: its processes are on another node, so the scheduler's
+        # last word stands in for "is the pid alive" (see slurm_state.py).
+        state, reason, hint = slurm_record_state(rec, stage, local_record_state)
+        return StageState(state), reason, hint
+    return local_record_state(rec, stage)
+
+
+def local_record_state(rec: RunRecord, stage: StageConfig) -> tuple[StageState, str, str]:
+    """record_state for an attempt that runs on this host."""
     if not rec.finished:
         if rec.error:
             return StageState.FAILED, rec.error, ""

@@ -20,6 +20,7 @@ from eagle3tui.view import remaining_now
 STATE_STYLE = {
     StageState.PENDING: "dim",
     StageState.WAITING: "cyan",
+    StageState.QUEUED: "cyan",
     StageState.RUNNING: "bold green",
     StageState.STALLED: "bold yellow",
     StageState.FAILING: "bold red reverse",
