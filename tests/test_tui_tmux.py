@@ -117,7 +117,9 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
         tmux.wait_for("driver not running")
         tmux.keys("q")
         screen = tmux.wait_for("EXITED 0")
-        assert "Come back with: eagle3tui --config pipeline.toml" in screen
+        # The command works from the pane's shell: the interpreter that ran
+        # `python -m eagle3tui`, not a bare `eagle3tui` that is not on PATH.
+        assert f"Come back with: {sys.executable} -m eagle3tui --config pipeline.toml" in screen
     finally:
         tmux.run("kill-server")
         cfg = load_config(tmp_path / "pipeline.toml")

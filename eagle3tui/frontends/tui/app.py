@@ -44,6 +44,7 @@ from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
 from eagle3tui.view import PipelineView, load_view
+from eagle3tui.frontends.invocation import invocation
 from eagle3tui.frontends.tui.alertspanel import AlertsPanel
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
@@ -187,12 +188,14 @@ class EagleApp(App[int]):
     def __init__(self, config: PipelineConfig, *,
                  clock: Callable[[], float] = time.time, poll_s: float = 1.0,
                  log_poll_s: float = 0.1, start_driver: bool = True,
-                 max_log_lines: int = 10_000) -> None:
+                 max_log_lines: int = 10_000, config_arg: str | None = None) -> None:
         """``clock``: the wall clock used for elapsed times and the title (tests
         freeze it); ``start_driver=False`` never spawns a driver on startup
-        (commands still do)."""
+        (commands still do); ``config_arg``: ``--config`` as the user typed it, for
+        the "come back with" command."""
         super().__init__()
         self.config = config
+        self.config_arg = config_arg
         self.clock = clock
         self.poll_s = poll_s
         self.log_poll_s = log_poll_s
@@ -645,27 +648,33 @@ class EagleApp(App[int]):
     # -- help and quit -------------------------------------------------------------------------
     def action_help(self) -> None:
         self.push_screen(HelpScreen(
-            self.HELP_ROWS, "Stages keep running when you quit; run eagle3tui again to come back."))
+            self.HELP_ROWS, "Stages keep running when you quit; come back with: "
+            + self.come_back_command()))
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
 
-    def goodbye(self, config_arg: str | None = None) -> str:
-        """What to print after the app exits: what keeps running and how to come back.
+    def come_back_command(self, config_arg: str | None = None) -> str:
+        """The command that reopens this pipeline's TUI from where the user is.
 
         ``config_arg`` is the ``--config`` value as the user typed it (default:
-        the absolute path), so the command shown works from where they are.
+        the absolute path); ``--set`` overrides are repeated.
         """
-        active = [s.name for s in self.statuses if s.state.active]
-        cfg = shlex.quote(config_arg or str(self.config.path))
+        cfg = shlex.quote(config_arg or self.config_arg or str(self.config.path))
         for k, v in self.config.overrides.items():
             cfg += " --set " + shlex.quote(f"{k}={v}")
+        return f"{invocation()} --config {cfg}"
+
+    def goodbye(self, config_arg: str | None = None) -> str:
+        """What to print after the app exits: what keeps running and how to come back."""
+        again = self.come_back_command(config_arg)
+        active = [s.name for s in self.statuses if s.state.active]
         if active:
             drv = f" (driver pid {self.driver_pid})" if self.driver_pid else ""
             return (f"eagle3tui: {len(active)} stage(s) keep running{drv}: {', '.join(active)}.\n"
-                    f"Come back with: eagle3tui --config {cfg}\n"
-                    f"Status without the UI: eagle3tui --config {cfg} status")
-        return f"eagle3tui: nothing is running. Come back with: eagle3tui --config {cfg}"
+                    f"Come back with: {again}\n"
+                    f"Status without the UI: {again} status")
+        return f"eagle3tui: nothing is running. Come back with: {again}"
 
 
 # -- file helpers (run in worker threads) ------------------------------------------------------
@@ -710,10 +719,11 @@ def run_tui(args: Any) -> int:
     config = load_config(args.config, parse_overrides(getattr(args, "set", []) or []))
     # Textual reads keys from stdin and draws on stderr.
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        print("error: the TUI needs a terminal; use `eagle3tui --watch` or "
-              "`eagle3tui status` without one", file=sys.stderr)
+        prog = invocation()
+        print(f"error: the TUI needs a terminal; use `{prog} --watch` or "
+              f"`{prog} status` without one", file=sys.stderr)
         return 2
-    app = EagleApp(config)
+    app = EagleApp(config, config_arg=str(args.config))
     rc = app.run()
     print(app.goodbye(str(args.config)))
     return int(rc or 0)
