@@ -146,7 +146,7 @@ def read_verdicts(tail: JsonlTail) -> list[tuple[int, int, str]]:
 class EagleApp(App[int]):
     """The eagle3tui main screen over one pipeline's state directory."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "eagle3tui"
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (a Textual class setting)
@@ -453,12 +453,40 @@ class EagleApp(App[int]):
         """Send ``op`` to the driver in a thread; the reply arrives as ``CommandDone``."""
         from eagle3tui.supervisor.protocol import send_command
 
+        refused = self._refuse_unlaunchable(op, list(stages or []), bool(extra.get("all")))
+        if refused is not None:
+            self.post_message(CommandDone(op, list(stages or []), refused))
+            return
         try:
             reply = send_command(self.config, op, stages, **extra)
         except Exception as exc:  # noqa: BLE001 (show it, never crash the UI)
             reply = {"ok": False, "message": f"{op} failed: {type(exc).__name__}: {exc}"}
         self.post_message(CommandDone(op, list(stages or []), reply))
         self._poke.set()
+
+    def _refuse_unlaunchable(self, op: str, stages: list[str], everything: bool
+                             ) -> dict[str, Any] | None:
+        """A failed reply when a stage the command would launch has no executable.
+
+        The same check as ``check`` and ``start`` on the command line, made
+        before the driver is asked: a missing program is then one clear
+        message instead of a launch, its failure alerts and a "queued" reply.
+        """
+        from eagle3tui.config import missing_executables
+        from eagle3tui.supervisor.scheduler import dependency_closure
+
+        if op == "start":
+            names = None if everything else dependency_closure(self.config, stages)
+        elif op in ("restart", "resume"):
+            names = stages
+        else:
+            return None
+        errors = missing_executables(self.config, names)
+        if not errors:
+            return None
+        what = "run all" if everything else f"{op} {', '.join(stages)}"
+        return {"ok": False, "message": f"{what}: nothing started.\n"
+                + "\n".join(str(e) for e in errors)}
 
     @on(CommandDone)
     def _on_command_done(self, msg: CommandDone) -> None:
