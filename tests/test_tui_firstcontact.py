@@ -66,3 +66,78 @@ async def test_run_all_with_a_missing_executable_is_one_clear_message(tmp_path: 
     assert not (cfg.state_dir / "alerts.jsonl").exists() or \
         not (cfg.state_dir / "alerts.jsonl").read_text().strip()
     assert not lock_held(cfg.state_dir)
+
+
+def _three_stage_chain(tmp_path: Path) -> PipelineConfig:
+    """prepare -> train -> export, each a quick script that appends to a file."""
+    root = tmp_path / "p"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "step.py").write_text("import sys\nopen(sys.argv[1], 'a').write('x')\nprint('done', sys.argv[1])\n")
+    parts = []
+    prev = None
+    for name in ("prepare", "train", "export"):
+        dep = f'depends_on = ["{prev}"]\n' if prev else ""
+        parts.append(f'[[stage]]\nname = "{name}"\ncommand = ["{sys.executable}", "step.py", '
+                     f'"{name}.out"]\nresume = ["--resume"]\n{dep}')
+        prev = name
+    return write_toml(root, "\n".join(parts))
+
+
+def _row_text(app: EagleApp, name: str) -> str:
+    return " ".join(c.plain for c in app.table.rows.get(name, {}).values())
+
+
+async def test_rerun_marks_dependents_stale_and_run_all_updates_them(tmp_path: Path) -> None:
+    import subprocess
+
+    cfg = _three_stage_chain(tmp_path)
+    app = RecordingApp(cfg)
+    store = RunStore(cfg.state_dir)
+
+    def state(name: str) -> str:
+        return next((s.state.value + ("/stale" if s.stale else "") for s in app.statuses
+                     if s.name == name), "")
+
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.statuses, "the first state poll")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: all(state(n) == "succeeded"
+                                              for n in ("prepare", "train", "export")),
+                           "the first run to finish")
+            # Resume on a succeeded stage is refused by the driver, with a message.
+            cli = subprocess.run([sys.executable, "-m", "eagle3tui", "--config", str(cfg.path),
+                                  "resume", "train"], capture_output=True, text=True, timeout=60)
+            assert cli.returncode == 1 and "nothing to resume" in cli.stderr, cli
+            assert [r.attempt for r in store.records("train")] == [1]
+            # The TUI refuses too, without asking the driver.
+            app.table.select_stage("train")
+            await pilot.pause(0.2)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: any("resume is for a failed" in m for m, _ in app.notes),
+                           "the TUI's refusal")
+            # Rerun prepare: train and export become stale, and the list says so.
+            app.table.select_stage("prepare")
+            await pilot.pause(0.2)
+            await pilot.press("R")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: len(store.records("prepare")) == 2
+                           and state("prepare") == "succeeded", "prepare's second attempt")
+            await wait_for(pilot, lambda: state("train") == "succeeded/stale"
+                           and state("export") == "succeeded/stale", "train and export stale")
+            await wait_for(pilot, lambda: "stale" in _row_text(app, "train")
+                           and "prepare was rerun" in _row_text(app, "train"),
+                           "the stage list showing train stale")
+            assert "train is stale" in _row_text(app, "export")
+            assert [r.attempt for r in store.records("export")] == [1]  # nothing reran by itself
+            # Run all brings them up to date, in dependency order.
+            await pilot.press("a")
+            await wait_for(pilot, lambda: len(store.records("export")) == 2
+                           and state("export") == "succeeded" and state("train") == "succeeded",
+                           "train and export rerun")
+            train2, export2 = store.latest("train"), store.latest("export")
+            assert train2 is not None and export2 is not None and train2.attempt == 2
+            assert export2.started_at >= train2.ended_at  # export waited for the new train
+            assert (cfg.path.parent / "export.out").read_text() == "xx"
+    finally:
+        stop_everything(cfg)

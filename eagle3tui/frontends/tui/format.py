@@ -113,6 +113,9 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         state_txt = "ready" if st.ready else "starting"
     if st.reason == "stopping":
         state_txt = "stopping"
+    state_style = STATE_STYLE.get(st.state, "")
+    if st.stale:
+        state_txt, state_style = "stale", "bold yellow"
     frac: float | None = None
     n, total = prog.get("n"), prog.get("total")
     if n is not None and total:
@@ -137,7 +140,7 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     gpus = held or ("" if st.gpus == "-" else st.gpus)
     return {
         "name": Text(printable(st.name), style="bold"),
-        "state": Text(state_txt, style=STATE_STYLE.get(st.state, "")),
+        "state": Text(state_txt, style=state_style),
         "bar": Text(f"{bar(frac, 6)}{pct:>5}" if frac is not None else "",
                     style="green" if st.state == StageState.SUCCEEDED else "cyan"),
         "count": Text(count),
