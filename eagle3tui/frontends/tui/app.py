@@ -34,7 +34,7 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from eagle3tui.alerts import JsonlTail
@@ -46,6 +46,7 @@ from eagle3tui.textsafe import printable
 from eagle3tui.view import PipelineView, load_view
 from eagle3tui.frontends.invocation import invocation
 from eagle3tui.frontends.tui.alertspanel import AlertsPanel
+from eagle3tui.frontends.tui.footer import PinnedFooter
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
 from eagle3tui.frontends.tui.logview import LogView
@@ -164,12 +165,17 @@ class EagleApp(App[int]):
         Binding("N", "search_prev", "Prev", show=False),
         Binding("G", "follow", "Follow", show=False),
         Binding("j", "jump_latest", "Jump to latest alert", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        Binding("l", "alert_levels", "Alerts: all/warn+", show=False),
+        # Drawn by PinnedFooter at the footer's right end, so never cut off.
+        Binding("question_mark", "help", "Help", key_display="?", show=False),
+        Binding("q", "quit", "Quit", show=False),
     ]
     HELP_ROWS: ClassVar[list[tuple[str, str]]] = [
-        ("up/down", "select a stage (stage list) or an alert (alerts list)"),
-        ("tab", "move focus: stages → log → alerts"),
+        ("up/down", "select a stage (stage list), scroll the log, or pick an alert"),
+        ("home/end", "first / last stage"),
+        ("tab", "move focus: stages → log → alerts (the focused pane's title is"),
+        ("", "highlighted; the selected stage is a reversed bar while focused)"),
+        ("shift+tab", "move focus back"),
         ("s", "start the selected stage (and what it depends on)"),
         ("a", "run all stages in dependency order"),
         ("x", "stop the selected stage (asks first)"),
@@ -182,6 +188,7 @@ class EagleApp(App[int]):
         ("G", "jump to the end of the log and follow it"),
         ("enter", "on an alert: show its line in the log"),
         ("j", "show the line of the newest alert"),
+        ("l", "alerts: warnings and criticals (default) ↔ every level"),
         ("q", "quit (stages keep running)"),
     ]
 
@@ -217,6 +224,7 @@ class EagleApp(App[int]):
         self._problems_seen: set[str] = set()
         self._title_plain = ""
         self._log_title_plain = ""
+        self._alerts_title_plain = ""
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -239,9 +247,10 @@ class EagleApp(App[int]):
                 yield self.search_box
             with Vertical(id="side"):
                 yield self.gpu_panel
-                yield Static(Text("Alerts (newest first; enter: show line)"), id="alerts-title")
+                self.alerts_title = Static(Text("Alerts"), id="alerts-title")
+                yield self.alerts_title
                 yield self.alerts_panel
-        yield Footer()
+        yield PinnedFooter()
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -299,8 +308,12 @@ class EagleApp(App[int]):
         table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
         if self.selected is None and view.statuses:
             self.selected = table.selected_stage or view.statuses[0].name
+        # The narrow layout gives the GPU panel 3 lines (app.tcss): more GPUs
+        # than that are drawn as a compact grid.
+        self.gpu_panel.max_lines = 3 if self.size.width < 120 else 1000
         self.gpu_panel.show(view)
         self.alerts_panel.add_alerts(msg.alerts)
+        self._update_alerts_title()
         for p in view.problems:
             if p not in self._problems_seen:
                 self._problems_seen.add(p)
@@ -376,7 +389,7 @@ class EagleApp(App[int]):
         else:
             tg = self.log_target
             t.append(f"{printable(tg.stage)} #{tg.attempt}", style="bold")
-            t.append(f" {Path(tg.log).name}")
+            t.append(f" · {printable(Path(tg.log).name)}")
             t.append(f" · filter {view.model.filter}")
             if self.search_text:
                 t.append(f" · /{printable(self.search_text)}")
@@ -623,6 +636,25 @@ class EagleApp(App[int]):
         else:
             view.goto(idx)
         self._update_log_title()
+
+    # -- alerts level filter -----------------------------------------------------------------
+    def action_alert_levels(self) -> None:
+        self.alerts_panel.toggle_levels()
+        self._update_alerts_title()
+
+    def _update_alerts_title(self) -> None:
+        panel = self.alerts_panel
+        t = Text("Alerts", style="bold")
+        if panel.min_level == "info":
+            t.append(" · all levels (l: warnings+)")
+        else:
+            t.append(f" · {panel.min_level}+")
+            if panel.hidden:
+                t.append(f" · {panel.hidden} info hidden (l: show)", style="dim")
+        t.append(" · enter: show line", style="dim")
+        if t.plain != self._alerts_title_plain:
+            self._alerts_title_plain = t.plain
+            self.alerts_title.update(t)
 
     # -- jumping from an alert to its line ----------------------------------------------------
     @on(AlertsPanel.JumpTo)

@@ -29,8 +29,7 @@ STATE_STYLE = {
 LEVEL_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 SPARKS = "▁▂▃▄▅▆▇█"
 
-# Stage table columns: (key, header, width). Most important first, so a
-# narrow terminal cuts the least useful ones.
+# Stage table columns: (key, header, width). The note takes what is left.
 COLUMNS: list[tuple[str, str, int]] = [
     ("name", "Stage", 12),
     ("state", "State", 9),
@@ -43,6 +42,28 @@ COLUMNS: list[tuple[str, str, int]] = [
     ("gpus", "GPUs", 8),
     ("note", "Note", 40),
 ]
+# On a narrow terminal whole columns go, least useful first, instead of the
+# last one being cut mid-word; the note keeps at least NOTE_MIN cells.
+DROP_ORDER = ["gpus", "attempt", "drift", "count", "elapsed", "eta", "bar"]
+NOTE_MIN = 12
+COLUMN_GAP = 2
+
+
+def fit_columns(width: int) -> list[tuple[str, str, int]]:
+    """The columns that fit in ``width`` cells, the note widened to fill the rest."""
+    cols = [c for c in COLUMNS if c[0] != "note"]
+
+    def used(cs: list[tuple[str, str, int]]) -> int:
+        return 1 + sum(w + COLUMN_GAP for _, _, w in cs)  # 1: the row's leading mark
+
+    for key in DROP_ORDER:
+        if used(cols) + NOTE_MIN <= width:
+            break
+        cols = [c for c in cols if c[0] != key]
+    note = width - used(cols)
+    if note >= 4:
+        cols.append(("note", "Note", note))
+    return cols
 
 
 def num(x: Any) -> str:
@@ -134,7 +155,7 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     elapsed = st.elapsed(now)
     remaining = eta.get("remaining_s")
     drift = eta.get("drift")
-    note = st.reason or ""
+    note = st.reason or lifecycle_note(st)
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
     gpus = held or ("" if st.gpus == "-" else st.gpus)
@@ -152,6 +173,20 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         "gpus": Text(printable(gpus)),
         "note": Text(printable(note)),
     }
+
+
+def lifecycle_note(st: StageStatus) -> str:
+    """When the stage started or ended, for the note column: the stage list
+    carries these lifecycle events, so the alerts panel need not."""
+    try:
+        if st.state.active and st.started_at:
+            how = "resumed" if st.resume else ("restarted" if st.attempt > 1 else "started")
+            return f"{how} {clock_text(st.started_at)[:5]}"
+        if st.state == StageState.SUCCEEDED and st.ended_at:
+            return f"succeeded {clock_text(st.ended_at)[:5]}"
+    except (TypeError, ValueError, OverflowError, OSError):
+        pass
+    return ""
 
 
 def clock_text(ts: float) -> str:
