@@ -158,7 +158,7 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     note = st.reason or lifecycle_note(st)
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
-    gpus = held or ("" if st.gpus == "-" else st.gpus)
+    gpus = compact_gpu_list(held) if held else ("" if st.gpus == "-" else st.gpus)
     return {
         "name": Text(printable(st.name), style="bold"),
         "state": Text(state_txt, style=state_style),
@@ -173,6 +173,21 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         "gpus": Text(printable(gpus)),
         "note": Text(printable(note)),
     }
+
+
+def compact_gpu_list(text: str) -> str:
+    """``"0,1,2,3,5"`` as ``"0-3,5"``, so eight GPUs fit the GPUs column."""
+    try:
+        idx = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        return text
+    out: list[list[int]] = []
+    for i in idx:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in out)
 
 
 def lifecycle_note(st: StageStatus) -> str:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from eagle3tui.frontends.tui.format import bar, gib, sparkline
+from eagle3tui.frontends.tui.format import bar, compact_gpu_list, gib, sparkline
 from eagle3tui.textsafe import printable
 from eagle3tui.view import GpuRow, PipelineView
 
-COMPACT_CELL = 26  # cells per GPU in the compact grid
+COMPACT_CELL = 19  # cells per GPU in the compact grid (four in 80 columns)
 
 
 def _mem_style(frac: float | None) -> str:
@@ -55,23 +55,37 @@ def gpu_row_line(g: GpuRow, width: int, index_width: int = 1) -> Text:
     return t
 
 
-def gpu_cell(g: GpuRow, width: int) -> Text:
-    """One GPU in ``width`` cells for the compact grid: ``3 ███·· 61G  87% 64° serve``."""
+def gpu_cell(g: GpuRow) -> Text:
+    """One GPU in COMPACT_CELL - 1 cells for the compact grid: ``3 ██▌·119G 90% 60°``."""
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(f"{g.index}", style="bold")
+    t.append(f"{g.index} ", style="bold")
     if g.error:
-        t.append(" error", style="red")
+        t.append("error", style="red")
     else:
-        t.append(" ")
-        t.append(bar(g.mem_fraction, 5), style=_mem_style(g.mem_fraction))
-        used = f"{(g.mem_used or 0) / (1 << 30):.0f}G" if g.mem_used is not None else "?G"
-        t.append(f" {used:>4}")
-        t.append(f" {g.util_pct:3.0f}%" if g.util_pct is not None else "    ?")
+        t.append(bar(g.mem_fraction, 4), style=_mem_style(g.mem_fraction))
+        used = f"{g.mem_used / (1 << 30):.0f}G" if g.mem_used is not None else "?G"
+        t.append(f"{used:>4}")
+        t.append(f"{g.util_pct:3.0f}%" if g.util_pct is not None else "   ?")
         t.append(f" {g.temp_c:2.0f}°" if g.temp_c is not None else "    ")
-        who = holder_text(g, with_bytes=False)
-        t.append(" " + (who or "idle"), style="" if who else "dim")
-    t.truncate(width - 1, overflow="ellipsis")
-    t.pad_right(width - t.cell_len)
+    t.truncate(COMPACT_CELL - 1, overflow="ellipsis")
+    t.pad_right(COMPACT_CELL - t.cell_len)
+    return t
+
+
+def holders_line(rows: list[GpuRow]) -> Text:
+    """Which stage holds which GPUs, grouped: ``serve-eval 0-7 · other 3 · idle 4-5``."""
+    by_holder: dict[str, list[int]] = {}
+    for g in rows:
+        names = [printable(n) for n, _ in g.holders] + (["other"] if g.other_bytes else [])
+        for n in names or ["idle"]:
+            by_holder.setdefault(n, []).append(g.index)
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append("held: ", style="dim")
+    for i, (name, idx) in enumerate(by_holder.items()):
+        if i:
+            t.append(" · ", style="dim")
+        t.append(name, style="dim" if name == "idle" else "bold")
+        t.append(f" {compact_gpu_list(','.join(map(str, idx)))}")
     return t
 
 
@@ -79,7 +93,8 @@ def gpu_lines(view: PipelineView | None, width: int = 60, max_lines: int = 1000)
     """The panel's text for one view (plain ``Text``, no markup).
 
     One GPU per line while they fit in ``max_lines``; otherwise a grid of
-    compact cells, as many per line as ``width`` allows.
+    compact cells, as many per line as ``width`` allows, and a line saying
+    which stage holds which GPUs.
     """
     out = Text(no_wrap=True, overflow="ellipsis")
     if view is None:
@@ -98,11 +113,12 @@ def gpu_lines(view: PipelineView | None, width: int = 60, max_lines: int = 1000)
             out.append_text(gpu_row_line(g, width, index_width))
         return out
     per_line = max(1, width // COMPACT_CELL)
-    cell = width // per_line
     for i, g in enumerate(rows):
         if i and i % per_line == 0:
             out.append("\n")
-        out.append_text(gpu_cell(g, cell))
+        out.append_text(gpu_cell(g))
+    out.append("\n")
+    out.append_text(holders_line(rows))
     return out
 
 
@@ -112,11 +128,18 @@ class GpuPanel(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(gpu_lines(None), id=id)
         self._shown = ""
+        self._view: PipelineView | None = None
         self.max_lines = 1000
 
     def show(self, view: PipelineView | None) -> None:
         """Redraw from ``view``'s GPU rows (only when the text changed)."""
+        self._view = view
         text = gpu_lines(view, self.content_size.width or 60, self.max_lines)
         if text.plain != self._shown:  # NVML down or an idle GPU: nothing to redraw
             self._shown = text.plain
             self.update(text)
+
+    def on_resize(self) -> None:
+        # The layout (how many GPUs per line) depends on the width.
+        if self._view is not None:
+            self.show(self._view)
