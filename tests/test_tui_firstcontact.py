@@ -141,3 +141,112 @@ async def test_rerun_marks_dependents_stale_and_run_all_updates_them(tmp_path: P
             assert (cfg.path.parent / "export.out").read_text() == "xx"
     finally:
         stop_everything(cfg)
+
+
+def _footer_text(app: EagleApp) -> str:
+    """What the footer's keys show, left to right, with the right-pinned group last."""
+    keys = list(app.screen.query("FooterKey"))
+    visible = [k for k in keys if k.region.width > 0 and k.region.right <= app.size.width]
+    return " ".join(f"{k.key_display} {k.description}" for k in visible)
+
+
+async def test_80x24_keeps_running_and_failed_stages_and_help_quit_in_view(tmp_path: Path) -> None:
+    # Nine stages; the one that fails is the 8th and the one that runs the 9th.
+    names = [f"s{i}" for i in range(1, 10)]
+    parts = []
+    for n in names:
+        code = {"s8": "raise SystemExit(4)", "s9": "import time; time.sleep(60)"}.get(n, "pass")
+        parts.append(f'[[stage]]\nname = "{n}"\ncommand = ["{sys.executable}", "-c", "{code}"]\n'
+                     'stop_grace = "2s"\n')
+    cfg = write_toml(tmp_path / "p", "\n".join(parts))
+    app = RecordingApp(cfg)
+
+    def state(n: str) -> str:
+        return next((s.state.value for s in app.statuses if s.name == n), "")
+
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.statuses, "the first state poll")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: state("s8") == "failed" and state("s9") == "running"
+                           and state("s7") == "succeeded", "s8 failed and s9 running")
+            await pilot.pause(0.3)
+            assert app.table.size.height < 10  # not every stage fits
+            shown = [app.table.names[i] for i in app.table.shown()]
+            assert "s8" in shown and "s9" in shown and "s1" in shown, shown
+            # Walking the cursor to the top and back keeps them in view.
+            for key in ("home", "down", "down", "down"):
+                await pilot.press(key)
+                shown = [app.table.names[i] for i in app.table.shown()]
+                assert {"s8", "s9", app.table.selected_stage} <= set(shown), shown
+            # Whole columns, never a cut header word; the note fills the rest.
+            header = app.table.render_line(0).text
+            assert "Stage" in header and "State" in header and "Note" in header
+            assert "Try" not in header and "GPUs" not in header  # dropped, not cut to "Tr"
+            # The footer always shows help and quit.
+            footer = _footer_text(app)
+            assert "? Help" in footer and "q Quit" in footer, footer
+            # And they work from there.
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+    finally:
+        stop_everything(cfg)
+
+
+async def test_focus_is_visible_and_help_lists_tab_and_arrows(tmp_path: Path) -> None:
+    from test_tui_snapshots import build_state
+
+    app = build_state(tmp_path / "p")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1 and app.log_target is not None
+                       and app.table.shown(), "state")
+        log_bg0 = app.log_title.styles.background
+        alerts_bg0 = app.alerts_title.styles.background
+        assert app.table.has_focus
+        # The focused table draws its cursor reversed; the header is underlined.
+        assert "reverse" in str(list(app.table.render_line(1))[0].style)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: app.logview.has_focus, "focus on the log")
+        await pilot.pause(0.1)
+        assert app.log_title.styles.background != log_bg0  # its title is lit
+        assert "reverse" not in str(list(app.table.render_line(1))[0].style)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: app.alerts_panel.has_focus, "focus on the alerts")
+        await pilot.pause(0.1)
+        assert app.alerts_title.styles.background != alerts_bg0
+        assert app.log_title.styles.background == log_bg0
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+        text = str(app.screen.query_one("Static").render())
+        for words in ("tab", "shift+tab", "up/down", "home/end", "l ", "warnings"):
+            assert words in text, words
+        assert "-m eagle3tui --config" in text  # how to come back, runnable as printed
+
+
+async def test_alerts_default_to_warnings_and_one_key_shows_all(tmp_path: Path) -> None:
+    from test_tui_snapshots import build_state
+
+    app = build_state(tmp_path / "p")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: len(app.alerts_panel.received) == 4, "the four alerts")
+        panel = app.alerts_panel
+        assert [a["kind"] for a in panel.alerts] == ["stage-failed", "fatal-log-event"]
+        assert "2 info hidden" in str(app.alerts_title.render())
+        await pilot.press("l")
+        assert [a["kind"] for a in panel.alerts] == ["stage-failed", "fatal-log-event",
+                                                     "benign-error", "stage-succeeded"]
+        assert "all levels" in str(app.alerts_title.render())
+        await pilot.press("l")
+        assert len(panel.alerts) == 2
+        # The lifecycle the panel no longer lists is in the stage list.
+        assert app.table.rows["regenerate"]["note"].plain.startswith("succeeded ")
+        # A new info alert arriving is counted, not shown; a warning is shown.
+        with open(app.config.state_dir / "alerts.jsonl", "a") as f:
+            for level, kind in (("info", "stage-started"), ("warning", "eta-drift")):
+                f.write(json.dumps({"level": level, "kind": kind, "message": "m", "stage": "train",
+                                    "attempt": 2, "details": {}, "time": time.time(),
+                                    "count": 1}) + "\n")
+        app.poke()
+        await wait_for(pilot, lambda: len(panel.received) == 6, "the new alerts")
+        assert [a["kind"] for a in panel.alerts][0] == "eta-drift"
+        assert "3 info hidden" in str(app.alerts_title.render())

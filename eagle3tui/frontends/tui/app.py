@@ -256,6 +256,18 @@ class EagleApp(App[int]):
         self.table.focus()
         self._state_loop()
 
+    def on_descendant_focus(self) -> None:
+        self._show_focus()
+
+    def on_descendant_blur(self) -> None:
+        self._show_focus()
+
+    def _show_focus(self) -> None:
+        """Light the title bar of the pane that has the keyboard focus."""
+        focused = self.screen.focused if self.screen is self.screen_stack[0] else None
+        self.log_title.set_class(focused in (self.logview, self.search_box), "-focused")
+        self.alerts_title.set_class(focused is self.alerts_panel, "-focused")
+
     def on_unmount(self) -> None:
         self._poke.set()
 
