@@ -115,10 +115,11 @@ def gib(n: int | None) -> str:
 
 
 def drift_style(drift: float, threshold: float) -> str:
-    """Green within half the threshold, yellow up to it, red beyond."""
-    if abs(drift) <= threshold / 2:
+    """Green when ahead of the estimate or within half the threshold, yellow up
+    to it, red beyond. Only running late is a warning."""
+    if drift <= threshold / 2:
         return "green"
-    if abs(drift) <= threshold:
+    if drift <= threshold:
         return "yellow"
     return "bold red"
 
