@@ -19,22 +19,31 @@ WHEELHOUSE ?= $(HOME)/.cache/eagle3tui/wheels
 .PHONY: run test bench clean
 
 $(BIN)/python:
+	@echo "==> Creating the virtual environment $(VENV) (once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(WHEELHOUSE)/.llama-cpp-0.3.36-portable: | $(BIN)/python
+	@echo "==> Building $(LLAMA_CPP) from source: the demo's CPU inference server (llama.cpp),"
+	@echo "    as a portable AVX2 wheel so it runs on any x86-64 VM. This takes about 5-6 minutes"
+	@echo "    and prints nothing while the compiler works. It happens once: the wheel is kept"
+	@echo "    in $(WHEELHOUSE) and reused by every later make (delete it to rebuild)."
 	mkdir -p $(WHEELHOUSE)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir \
 	    "$(LLAMA_CPP)" -w $(WHEELHOUSE)
 	touch $@
 
 $(VENV)/.installed: pyproject.toml $(WHEELHOUSE)/.llama-cpp-0.3.36-portable | $(BIN)/python
+	@echo "==> Installing CPU $(TORCH) and eagle3tui with the demo pipeline into $(VENV)"
+	@echo "    (a few minutes the first time; again only when pyproject.toml changes)"
 	$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q --find-links $(WHEELHOUSE) -e ".[pipeline,demo,test]"
 	@if ! command -v tmux >/dev/null 2>&1; then \
 	    (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null 2>&1 || \
 	    echo "note: tmux not installed; the tmux test will be skipped"; fi
 	touch $@
+	@echo "==> Ready. The eagle3tui command is $(BIN)/eagle3tui; to type just eagle3tui,"
+	@echo "    run: source $(BIN)/activate   (or add $(abspath $(BIN)) to PATH)"
 
 run: $(VENV)/.installed
 	$(BIN)/eagle3tui --config pipeline.toml

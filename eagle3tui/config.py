@@ -7,6 +7,7 @@ Nothing is launched from a configuration that did not validate.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -349,9 +350,20 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
                   b.loc.key_line("vars", k), "quote the value")
             continue
         variables[k] = str(v)
+    # A --set name the file never mentions is a typo (`--set sampels=400`) that
+    # would otherwise change nothing, silently.
+    mentioned = set(variables) | {m.group(1) for m in _VAR_RE.finditer(text) if m.group(1)}
     for k, v in overrides.items():
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
             b.err(f"bad variable name {k!r} in --set", f"--set {k}", None, "use --set name=value")
+            continue
+        if k not in mentioned:
+            close = difflib.get_close_matches(k, sorted(mentioned), n=1)
+            known = ", ".join(sorted(set(mentioned) - {"config_dir", "python"})) or "none"
+            b.err(f"--set {k}: no variable {k!r} in [vars] or in any {{placeholder}}",
+                  f"--set {k}", None,
+                  (f"did you mean --set {close[0]}={v}? " if close else "")
+                  + f"known variables: {known}")
             continue
         variables[k] = v
     # Vars may refer to earlier builtins, e.g. data = "{config_dir}/data".

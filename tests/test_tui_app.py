@@ -275,7 +275,11 @@ async def test_reattach_shows_a_stage_started_by_the_cli(pipeline) -> None:
         await wait_for(pilot, lambda: "tick 0" in shown_texts(app) and len(shown_texts(app)) > 5,
                        "the stage's output from its first line")
         assert app.logview.model.lines[0].no == 1
-        assert any(a.get("kind") == "stage-started" for a in app.alerts_panel.alerts)
+        # The start is an info alert: received, hidden by the default level
+        # filter, and shown in the stage list instead.
+        assert any(a.get("kind") == "stage-started" for a in app.alerts_panel.received)
+        assert not any(a.get("kind") == "stage-started" for a in app.alerts_panel.alerts)
+        assert "started " in app.table.rows["serve"]["note"].plain
         assert app.table.rows["serve"]["state"].plain == "running"
         await pilot.press("q")
     assert "keep running" in app.goodbye()

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from eagle3tui.config import load_config
@@ -163,3 +166,120 @@ def test_failed_stage_selected_160x48(snap_compare, tmp_path: Path, utc: None) -
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=select_train)
+
+
+# -- an 8-GPU host (the seed's): nine stages, a TP=8 service on every GPU ----------
+
+SEED_STAGES = ["prepare", "regenerate", "extract", "vocab", "train", "export", "quantize",
+               "serve-eval", "evaluate"]
+
+
+@pytest.fixture
+def tp8_service() -> Iterator[tuple[psutil.Process, list[int], psutil.Process]]:
+    """A real service root with 8 worker processes (one per GPU, like vLLM's TP=8
+    workers) and a real evaluate process; all stopped afterwards."""
+    root = subprocess.Popen(
+        [sys.executable, "-c",
+         "import subprocess, sys, time\n"
+         "ws = [subprocess.Popen(['sleep', '600']) for _ in range(8)]\n"
+         "print(' '.join(str(w.pid) for w in ws), flush=True)\n"
+         "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True)
+    evaluate = subprocess.Popen(["sleep", "600"])
+    assert root.stdout is not None
+    workers = [int(p) for p in root.stdout.readline().split()]
+    try:
+        yield psutil.Process(root.pid), workers, psutil.Process(evaluate.pid)
+    finally:
+        for pid in workers:
+            try:
+                psutil.Process(pid).kill()
+            except psutil.NoSuchProcess:
+                pass
+        for proc in (root, evaluate):
+            proc.kill()
+            proc.wait()
+
+
+def build_8gpu_state(root: Path, service: psutil.Process, workers: list[int],
+                     evaluate: psutil.Process) -> EagleApp:
+    """Nine stages (six done, one failed, a TP=8 service and evaluate running) on 8 GPUs."""
+    root.mkdir(parents=True, exist_ok=True)
+    toml = ['[pipeline]\nname = "kimi-k2.5"\n']
+    for i, name in enumerate(SEED_STAGES):
+        dep = f'depends_on = ["{SEED_STAGES[i - 1]}"]\n' if i else ""
+        kind = 'kind = "service"\n' if name == "serve-eval" else ""
+        gpus = 'gpus = "all"\n' if name in ("serve-eval", "extract", "regenerate") else ""
+        toml.append(f'\n[[stage]]\nname = "{name}"\ncommand = ["true"]\n{dep}{kind}{gpus}')
+    (root / "pipeline.toml").write_text("".join(toml))
+    cfg = load_config(root / "pipeline.toml")
+    store = RunStore(cfg.state_dir)
+    logs = cfg.state_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    t = T0
+    for name in SEED_STAGES:
+        log = logs / f"{name}.log"
+        running = name in ("serve-eval", "evaluate")
+        proc = service if name == "serve-eval" else evaluate
+        log.write_bytes(f"{name}: working\n".encode() + (b"" if running or name != "quantize"
+                        else b"RuntimeError: calibration data missing\n"))
+        rec = RunRecord(stage=name, attempt=1, run_id=f"{name}0001", argv=["true"], cwd=str(root),
+                        log=str(log), log_offset=0, launched_at=t,
+                        pid=proc.pid if running else 1, create_time=proc.create_time() if running else None,
+                        started_at=t, ended_at=None if running else t + 600,
+                        exit_code=None if running else (1 if name == "quantize" else 0),
+                        extra={} if running else {"finalized": True})
+        if name == "serve-eval":
+            rec.extra["ready_at"] = t + 60
+        store.save(rec)
+        t += 600
+    Intent(wanted=list(SEED_STAGES)).save(cfg.state_dir)
+    alerts = [
+        {"level": "info", "kind": "stage-started", "message": "started (attempt 1)",
+         "stage": "evaluate", "attempt": 1, "details": {}, "time": T0 + 4800, "count": 1},
+        {"level": "critical", "kind": "stage-failed", "message": "failed: exit 1",
+         "stage": "quantize", "attempt": 1, "details": {"exit_code": 1, "line": 2},
+         "time": T0 + 4200, "count": 1},
+    ]
+    (cfg.state_dir / "alerts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in alerts))
+    gpus = [FakeGpu(used=1 * GIB, util=90 + i, temp=60 + i, processes={pid: 118 * GIB})
+            for i, pid in enumerate(workers)]
+    write_gpu_state(cfg, gpus, roots={"serve-eval": service.pid})
+    return EagleApp(cfg, clock=lambda: T0 + 5600, start_driver=False)
+
+
+async def _ready_8(pilot) -> None:
+    app: EagleApp = pilot.app
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (app.polls >= 1 and app.logview.model.lines and app.alerts_panel.received
+                and "serve-eval" in str(app.gpu_panel.render())):
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+
+
+def test_eight_gpus_160x48(snap_compare, tmp_path: Path, utc: None, tp8_service) -> None:
+    app = build_8gpu_state(tmp_path / "p", *tp8_service)
+    assert snap_compare(app, terminal_size=(160, 48), run_before=_ready_8)
+    # One GPU per row, each held by the service's worker on it.
+    rows = str(app.gpu_panel.render()).splitlines()
+    assert len(rows) == 8 and all(r.startswith(f"GPU{i} ") for i, r in enumerate(rows))
+    assert all("serve-eval" in r and "°C" in r and "%" in r for r in rows)
+
+
+def test_eight_gpus_80x24(snap_compare, tmp_path: Path, utc: None, tp8_service) -> None:
+    app = build_8gpu_state(tmp_path / "p", *tp8_service)
+    seen: dict[str, list] = {}
+
+    async def ready(pilot) -> None:
+        await _ready_8(pilot)
+        seen["shown"] = [app.table.names[i] for i in app.table.shown()]
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+    # Compact: 8 GPUs in the 3 lines the narrow layout gives the panel.
+    rows = str(app.gpu_panel.render()).splitlines()
+    assert len(rows) == 3 and all(f"{i} " in "".join(rows[:2]) for i in range(8))
+    assert rows[2] == "held: serve-eval 0-7"
+    # Nine stages in fewer lines: the failed and the running ones are shown.
+    assert len(seen["shown"]) < 9
+    assert {"quantize", "serve-eval", "evaluate", "prepare"} <= set(seen["shown"])

@@ -240,7 +240,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
                 cut = data.rfind(b"\n") + 1
                 pending = data[cut:]
                 if cut:
-                    out.write(printable(data[:cut].decode("utf-8", "replace"), keep_newlines=True))
+                    out.write(printable(last_frames(data[:cut].decode("utf-8", "replace")),
+                                        keep_newlines=True))
                     out.flush()
                 continue
             if not args.follow:
@@ -250,8 +251,26 @@ def cmd_logs(args: argparse.Namespace) -> int:
                 break
             time.sleep(0.2)
         if pending:
-            out.write(printable(pending.decode("utf-8", "replace"), keep_newlines=True) + "\n")
+            out.write(printable(last_frames(pending.decode("utf-8", "replace")),
+                                keep_newlines=True) + "\n")
     return EXIT_OK
+
+
+def last_frames(text: str) -> str:
+    """Each line as a terminal would leave it: the last of its ``\\r`` frames.
+
+    A tqdm bar writes hundreds of ``\\r``-separated frames on one line; printed
+    as they are, they make one huge line. The log file itself keeps them all.
+    """
+    from eagle3tui.logs.follower import split_segments
+
+    if "\r" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        segs = split_segments(line)
+        out.append(segs[-1] if segs else "")
+    return "\n".join(out)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ from typing import Any, TextIO
 
 from eagle3tui.alerts import Alert, AlertLog, JsonlTail, build_hub, stdout_sink
 from eagle3tui.config import PipelineConfig, load_config, parse_overrides
+from eagle3tui.frontends.invocation import invocation
 from eagle3tui.supervisor.lock import driver_info, lock_held
 from eagle3tui.supervisor.state import StageState
 from eagle3tui.textsafe import printable
@@ -187,10 +189,13 @@ class Watch:
                      f"Come back with: {self._come_back()}")
         return EXIT_INTERRUPTED
 
+    def _command(self) -> str:
+        """The words that run eagle3tui on this pipeline from where the user is."""
+        return f"{invocation()} --config {shlex.quote(str(self.config.path))}"
+
     def _come_back(self) -> str:
-        cfg = self.config.path
-        return (f"`eagle3tui --config {cfg}` (TUI), `eagle3tui --config {cfg} status` or "
-                f"`eagle3tui --config {cfg} --watch`")
+        cmd = self._command()
+        return f"`{cmd}` (TUI), `{cmd} status` or `{cmd} --watch`"
 
     # -- observing ----------------------------------------------------------------------
     def _observe(self) -> int | None:
@@ -263,7 +268,7 @@ class Watch:
                 self.say("pipeline complete: every stage succeeded or was skipped")
             else:
                 self.say("nothing to do: no stage is wanted; pass --run-all, or start stages "
-                         "with `eagle3tui start NAME`")
+                         f"with `{self._command()} start NAME`")
             return EXIT_OK
         if verdict.ok:
             self.say(f"pipeline complete: {len(verdict.wanted)} stage(s) succeeded or skipped")
@@ -273,5 +278,5 @@ class Watch:
             why = s.reason or s.state.value
             parts.append(f"{s.name}: {s.state.value}" + (f" ({why})" if why != s.state.value else ""))
         self.say("pipeline finished with failures: " + "; ".join(parts)
-                 + f". Logs: `eagle3tui --config {self.config.path} logs NAME`")
+                 + f". Logs: `{self._command()} logs NAME`")
         return EXIT_FAILED

@@ -600,7 +600,11 @@ class Driver:
                 st = statuses[n]
                 if n not in self.intent.wanted:
                     self.intent.wanted.append(n)
-                if n in names or cmd.get("all"):
+                if st.state == StageState.SUCCEEDED and st.stale and not st.state.active:
+                    # Bring it up to date: its inputs changed after it ran.
+                    self.intent.relaunch[n] = {"mode": "restart", "not_before": 0, "trigger": "user"}
+                    msgs.append(f"{n}: stale ({st.stale}); rerun queued (attempt {st.attempt + 1})")
+                elif n in names or cmd.get("all"):
                     if st.state.active:
                         msgs.append(f"{n}: already running")
                     elif st.state == StageState.SUCCEEDED and n in names:
@@ -622,6 +626,11 @@ class Driver:
                 if op == "resume" and st.attempt == 0:
                     ok = False
                     msgs.append(f"{n}: has never run; use start")
+                    continue
+                if op == "resume" and st.state == StageState.SUCCEEDED:
+                    ok = False
+                    msgs.append(f"{n}: succeeded; there is nothing to resume "
+                                f"(restart runs it again from scratch)")
                     continue
                 if op == "resume" and not stage.resume:
                     msgs.append(f"{n}: has no resume arguments; relaunching it as configured")

@@ -67,6 +67,13 @@ def plan(config: PipelineConfig, statuses: dict[str, StageStatus], intent: Inten
         blocked = None
         for d in stage.depends_on:
             dep = statuses[d]
+            if d in intent.relaunch and not dep.state.active:
+                # Its output is about to change: wait for the rerun.
+                blocked = f"waiting for {d} ({intent.relaunch[d].get('mode', 'rerun')} queued)"
+                break
+            if dep.stale:
+                blocked = f"blocked: dependency {d} is stale ({dep.stale}); run all to rerun it"
+                break
             if _dep_ok(dep):
                 continue
             if dep.state in (StageState.FAILED, StageState.STOPPED):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
-from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.config import PipelineConfig, StageConfig, topo_order
 from eagle3tui.durations import format_duration
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -156,6 +156,9 @@ class StageStatus:
     errors: list[dict[str, Any]] = field(default_factory=list)
     # A driver has processed the attempt's end (alerts sent, retry decided).
     settled: bool = False
+    # Succeeded, but on inputs that have changed since: why ("extract was rerun
+    # after it"), or "" when up to date. Run-all reruns stale stages.
+    stale: str = ""
     live: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self, now: float | None = None) -> float | None:
@@ -275,4 +278,31 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
         if lv and st.state == StageState.PENDING and lv.get("waiting"):
             st.state, st.reason = StageState.WAITING, lv["waiting"]
         out.append(st)
+    mark_stale(config, out)
     return out
+
+
+def mark_stale(config: PipelineConfig, statuses: list[StageStatus]) -> None:
+    """Mark succeeded stages whose inputs changed after they started.
+
+    A stage is stale when a (non-service) dependency succeeded again after the
+    stage's own last attempt started, or when a dependency is itself stale.
+    Derived from the run records alone, so every front end agrees and nothing
+    extra has to be written.
+    """
+    by_name = {s.name: s for s in statuses}
+    for stage in topo_order(config.stages):
+        st = by_name[stage.name]
+        if st.state != StageState.SUCCEEDED or st.started_at is None:
+            continue
+        for d in stage.depends_on:
+            dep = by_name[d]
+            if dep.kind == "service" or dep.state != StageState.SUCCEEDED:
+                continue
+            if dep.stale:
+                st.stale = f"{d} is stale"
+            elif dep.ended_at is not None and dep.ended_at > st.started_at:
+                st.stale = f"{d} was rerun after it"
+            if st.stale:
+                st.reason = f"stale: {st.stale}; run all to bring it up to date"
+                break

@@ -34,7 +34,7 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from eagle3tui.alerts import JsonlTail
@@ -44,7 +44,9 @@ from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
 from eagle3tui.view import PipelineView, load_view
+from eagle3tui.frontends.invocation import invocation
 from eagle3tui.frontends.tui.alertspanel import AlertsPanel
+from eagle3tui.frontends.tui.footer import PinnedFooter
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
 from eagle3tui.frontends.tui.logview import LogView
@@ -145,7 +147,7 @@ def read_verdicts(tail: JsonlTail) -> list[tuple[int, int, str]]:
 class EagleApp(App[int]):
     """The eagle3tui main screen over one pipeline's state directory."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "eagle3tui"
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (a Textual class setting)
@@ -163,12 +165,17 @@ class EagleApp(App[int]):
         Binding("N", "search_prev", "Prev", show=False),
         Binding("G", "follow", "Follow", show=False),
         Binding("j", "jump_latest", "Jump to latest alert", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        Binding("l", "alert_levels", "Alerts: all/warn+", show=False),
+        # Drawn by PinnedFooter at the footer's right end, so never cut off.
+        Binding("question_mark", "help", "Help", key_display="?", show=False),
+        Binding("q", "quit", "Quit", show=False),
     ]
     HELP_ROWS: ClassVar[list[tuple[str, str]]] = [
-        ("up/down", "select a stage (stage list) or an alert (alerts list)"),
-        ("tab", "move focus: stages → log → alerts"),
+        ("up/down", "select a stage (stage list), scroll the log, or pick an alert"),
+        ("home/end", "first / last stage"),
+        ("tab", "move focus: stages → log → alerts (the focused pane's title is"),
+        ("", "highlighted; the selected stage is a reversed bar while focused)"),
+        ("shift+tab", "move focus back"),
         ("s", "start the selected stage (and what it depends on)"),
         ("a", "run all stages in dependency order"),
         ("x", "stop the selected stage (asks first)"),
@@ -181,18 +188,21 @@ class EagleApp(App[int]):
         ("G", "jump to the end of the log and follow it"),
         ("enter", "on an alert: show its line in the log"),
         ("j", "show the line of the newest alert"),
+        ("l", "alerts: warnings and criticals (default) ↔ every level"),
         ("q", "quit (stages keep running)"),
     ]
 
     def __init__(self, config: PipelineConfig, *,
                  clock: Callable[[], float] = time.time, poll_s: float = 1.0,
                  log_poll_s: float = 0.1, start_driver: bool = True,
-                 max_log_lines: int = 10_000) -> None:
+                 max_log_lines: int = 10_000, config_arg: str | None = None) -> None:
         """``clock``: the wall clock used for elapsed times and the title (tests
         freeze it); ``start_driver=False`` never spawns a driver on startup
-        (commands still do)."""
+        (commands still do); ``config_arg``: ``--config`` as the user typed it, for
+        the "come back with" command."""
         super().__init__()
         self.config = config
+        self.config_arg = config_arg
         self.clock = clock
         self.poll_s = poll_s
         self.log_poll_s = log_poll_s
@@ -214,6 +224,7 @@ class EagleApp(App[int]):
         self._problems_seen: set[str] = set()
         self._title_plain = ""
         self._log_title_plain = ""
+        self._alerts_title_plain = ""
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -236,13 +247,28 @@ class EagleApp(App[int]):
                 yield self.search_box
             with Vertical(id="side"):
                 yield self.gpu_panel
-                yield Static(Text("Alerts (newest first; enter: show line)"), id="alerts-title")
+                self.alerts_title = Static(Text("Alerts"), id="alerts-title")
+                yield self.alerts_title
                 yield self.alerts_panel
-        yield Footer()
+        yield PinnedFooter()
 
     def on_mount(self) -> None:
         self.table.focus()
         self._state_loop()
+
+    def on_descendant_focus(self) -> None:
+        self._show_focus()
+
+    def on_descendant_blur(self) -> None:
+        self._show_focus()
+
+    def _show_focus(self) -> None:
+        """Light the title bar of the pane that has the keyboard focus."""
+        if not self.screen_stack:
+            return  # the app is closing: blur events arrive after the last screen went
+        focused = self.screen.focused if self.screen is self.screen_stack[0] else None
+        self.log_title.set_class(focused in (self.logview, self.search_box), "-focused")
+        self.alerts_title.set_class(focused is self.alerts_panel, "-focused")
 
     def on_unmount(self) -> None:
         self._poke.set()
@@ -296,8 +322,12 @@ class EagleApp(App[int]):
         table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
         if self.selected is None and view.statuses:
             self.selected = table.selected_stage or view.statuses[0].name
+        # The narrow layout gives the GPU panel 3 lines (app.tcss): more GPUs
+        # than that are drawn as a compact grid.
+        self.gpu_panel.max_lines = 3 if self.size.width < 120 else 1000
         self.gpu_panel.show(view)
         self.alerts_panel.add_alerts(msg.alerts)
+        self._update_alerts_title()
         for p in view.problems:
             if p not in self._problems_seen:
                 self._problems_seen.add(p)
@@ -373,7 +403,7 @@ class EagleApp(App[int]):
         else:
             tg = self.log_target
             t.append(f"{printable(tg.stage)} #{tg.attempt}", style="bold")
-            t.append(f" {Path(tg.log).name}")
+            t.append(f" · {printable(Path(tg.log).name)}")
             t.append(f" · filter {view.model.filter}")
             if self.search_text:
                 t.append(f" · /{printable(self.search_text)}")
@@ -450,12 +480,40 @@ class EagleApp(App[int]):
         """Send ``op`` to the driver in a thread; the reply arrives as ``CommandDone``."""
         from eagle3tui.supervisor.protocol import send_command
 
+        refused = self._refuse_unlaunchable(op, list(stages or []), bool(extra.get("all")))
+        if refused is not None:
+            self.post_message(CommandDone(op, list(stages or []), refused))
+            return
         try:
             reply = send_command(self.config, op, stages, **extra)
         except Exception as exc:  # noqa: BLE001 (show it, never crash the UI)
             reply = {"ok": False, "message": f"{op} failed: {type(exc).__name__}: {exc}"}
         self.post_message(CommandDone(op, list(stages or []), reply))
         self._poke.set()
+
+    def _refuse_unlaunchable(self, op: str, stages: list[str], everything: bool
+                             ) -> dict[str, Any] | None:
+        """A failed reply when a stage the command would launch has no executable.
+
+        The same check as ``check`` and ``start`` on the command line, made
+        before the driver is asked: a missing program is then one clear
+        message instead of a launch, its failure alerts and a "queued" reply.
+        """
+        from eagle3tui.config import missing_executables
+        from eagle3tui.supervisor.scheduler import dependency_closure
+
+        if op == "start":
+            names = None if everything else dependency_closure(self.config, stages)
+        elif op in ("restart", "resume"):
+            names = stages
+        else:
+            return None
+        errors = missing_executables(self.config, names)
+        if not errors:
+            return None
+        what = "run all" if everything else f"{op} {', '.join(stages)}"
+        return {"ok": False, "message": f"{what}: nothing started.\n"
+                + "\n".join(str(e) for e in errors)}
 
     @on(CommandDone)
     def _on_command_done(self, msg: CommandDone) -> None:
@@ -593,6 +651,25 @@ class EagleApp(App[int]):
             view.goto(idx)
         self._update_log_title()
 
+    # -- alerts level filter -----------------------------------------------------------------
+    def action_alert_levels(self) -> None:
+        self.alerts_panel.toggle_levels()
+        self._update_alerts_title()
+
+    def _update_alerts_title(self) -> None:
+        panel = self.alerts_panel
+        t = Text("Alerts", style="bold")
+        if panel.min_level == "info":
+            t.append(" · all levels (l: warnings+)")
+        else:
+            t.append(f" · {panel.min_level}+")
+            if panel.hidden:
+                t.append(f" · {panel.hidden} info hidden (l: show)", style="dim")
+        t.append(" · enter: show line", style="dim")
+        if t.plain != self._alerts_title_plain:
+            self._alerts_title_plain = t.plain
+            self.alerts_title.update(t)
+
     # -- jumping from an alert to its line ----------------------------------------------------
     @on(AlertsPanel.JumpTo)
     def _on_jump(self, msg: AlertsPanel.JumpTo) -> None:
@@ -645,27 +722,33 @@ class EagleApp(App[int]):
     # -- help and quit -------------------------------------------------------------------------
     def action_help(self) -> None:
         self.push_screen(HelpScreen(
-            self.HELP_ROWS, "Stages keep running when you quit; run eagle3tui again to come back."))
+            self.HELP_ROWS, "Stages keep running when you quit; come back with: "
+            + self.come_back_command()))
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
 
-    def goodbye(self, config_arg: str | None = None) -> str:
-        """What to print after the app exits: what keeps running and how to come back.
+    def come_back_command(self, config_arg: str | None = None) -> str:
+        """The command that reopens this pipeline's TUI from where the user is.
 
         ``config_arg`` is the ``--config`` value as the user typed it (default:
-        the absolute path), so the command shown works from where they are.
+        the absolute path); ``--set`` overrides are repeated.
         """
-        active = [s.name for s in self.statuses if s.state.active]
-        cfg = shlex.quote(config_arg or str(self.config.path))
+        cfg = shlex.quote(config_arg or self.config_arg or str(self.config.path))
         for k, v in self.config.overrides.items():
             cfg += " --set " + shlex.quote(f"{k}={v}")
+        return f"{invocation()} --config {cfg}"
+
+    def goodbye(self, config_arg: str | None = None) -> str:
+        """What to print after the app exits: what keeps running and how to come back."""
+        again = self.come_back_command(config_arg)
+        active = [s.name for s in self.statuses if s.state.active]
         if active:
             drv = f" (driver pid {self.driver_pid})" if self.driver_pid else ""
             return (f"eagle3tui: {len(active)} stage(s) keep running{drv}: {', '.join(active)}.\n"
-                    f"Come back with: eagle3tui --config {cfg}\n"
-                    f"Status without the UI: eagle3tui --config {cfg} status")
-        return f"eagle3tui: nothing is running. Come back with: eagle3tui --config {cfg}"
+                    f"Come back with: {again}\n"
+                    f"Status without the UI: {again} status")
+        return f"eagle3tui: nothing is running. Come back with: {again}"
 
 
 # -- file helpers (run in worker threads) ------------------------------------------------------
@@ -710,10 +793,11 @@ def run_tui(args: Any) -> int:
     config = load_config(args.config, parse_overrides(getattr(args, "set", []) or []))
     # Textual reads keys from stdin and draws on stderr.
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        print("error: the TUI needs a terminal; use `eagle3tui --watch` or "
-              "`eagle3tui status` without one", file=sys.stderr)
+        prog = invocation()
+        print(f"error: the TUI needs a terminal; use `{prog} --watch` or "
+              f"`{prog} status` without one", file=sys.stderr)
         return 2
-    app = EagleApp(config)
+    app = EagleApp(config, config_arg=str(args.config))
     rc = app.run()
     print(app.goodbye(str(args.config)))
     return int(rc or 0)

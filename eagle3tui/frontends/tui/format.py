@@ -32,8 +32,7 @@ STATE_STYLE = {
 LEVEL_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 SPARKS = "▁▂▃▄▅▆▇█"
 
-# Stage table columns: (key, header, width). Most important first, so a
-# narrow terminal cuts the least useful ones.
+# Stage table columns: (key, header, width). The note takes what is left.
 COLUMNS: list[tuple[str, str, int]] = [
     ("name", "Stage", 12),
     ("state", "State", 9),
@@ -46,6 +45,28 @@ COLUMNS: list[tuple[str, str, int]] = [
     ("gpus", "GPUs", 8),
     ("note", "Note", 40),
 ]
+# On a narrow terminal whole columns go, least useful first, instead of the
+# last one being cut mid-word; the note keeps at least NOTE_MIN cells.
+DROP_ORDER = ["gpus", "attempt", "drift", "count", "elapsed", "eta", "bar"]
+NOTE_MIN = 12
+COLUMN_GAP = 2
+
+
+def fit_columns(width: int) -> list[tuple[str, str, int]]:
+    """The columns that fit in ``width`` cells, the note widened to fill the rest."""
+    cols = [c for c in COLUMNS if c[0] != "note"]
+
+    def used(cs: list[tuple[str, str, int]]) -> int:
+        return 1 + sum(w + COLUMN_GAP for _, _, w in cs)  # 1: the row's leading mark
+
+    for key in DROP_ORDER:
+        if used(cols) + NOTE_MIN <= width:
+            break
+        cols = [c for c in cols if c[0] != key]
+    note = width - used(cols)
+    if note >= 4:
+        cols.append(("note", "Note", note))
+    return cols
 
 
 def num(x: Any) -> str:
@@ -97,10 +118,11 @@ def gib(n: int | None) -> str:
 
 
 def drift_style(drift: float, threshold: float) -> str:
-    """Green within half the threshold, yellow up to it, red beyond."""
-    if abs(drift) <= threshold / 2:
+    """Green when ahead of the estimate or within half the threshold, yellow up
+    to it, red beyond. Only running late is a warning."""
+    if drift <= threshold / 2:
         return "green"
-    if abs(drift) <= threshold:
+    if drift <= threshold:
         return "yellow"
     return "bold red"
 
@@ -120,6 +142,9 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         state_txt = "ready" if st.ready else "starting"
     if st.reason == "stopping":
         state_txt = "stopping"
+    state_style = STATE_STYLE.get(st.state, "")
+    if st.stale:
+        state_txt, state_style = "stale", "bold yellow"
     frac: float | None = None
     n, total = prog.get("n"), prog.get("total")
     if n is not None and total:
@@ -143,30 +168,59 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     remaining = remaining_now(eta, now)
     drift = eta.get("drift")
     # After a fatal error the projection is from before it: marked, never shown live.
-    stale = bool(eta.get("stale")) or st.state == StageState.FAILING
-    note = st.reason or ""
+    eta_stale = bool(eta.get("stale")) or st.state == StageState.FAILING
+    note = st.reason or lifecycle_note(st)
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
     gpus_now = describe_gpu_activity((live.get("failing") or {}).get("gpu"))
     if st.state == StageState.FAILING and gpus_now:
         note = f"{note}; {gpus_now}" if note else gpus_now
-    gpus = held or ("" if st.gpus == "-" else st.gpus)
+    gpus = compact_gpu_list(held) if held else ("" if st.gpus == "-" else st.gpus)
     return {
         "name": Text(printable(st.name), style="bold"),
-        "state": Text(state_txt, style=STATE_STYLE.get(st.state, "")),
+        "state": Text(state_txt, style=state_style),
         "bar": Text(f"{bar(frac, 6)}{pct:>5}" if frac is not None else "",
                     style="green" if st.state == StageState.SUCCEEDED else "cyan"),
         "count": Text(count),
         "elapsed": Text(format_duration(elapsed) if elapsed is not None else ""),
-        "eta": (Text("stale", style="dim") if stale and remaining is not None else
+        "eta": (Text("stale", style="dim") if eta_stale and remaining is not None else
                 Text(format_duration(remaining) if remaining is not None and st.state.active else "")),
-        "drift": (Text("stale", style="dim") if stale and drift is not None else
+        "drift": (Text("stale", style="dim") if eta_stale and drift is not None else
                   Text(f"{drift:+.0%}" if drift is not None else "",
                        style=drift_style(drift, drift_threshold) if drift is not None else "")),
         "attempt": Text(str(st.attempt) if st.attempt else ""),
         "gpus": Text(printable(gpus)),
         "note": Text(printable(note)),
     }
+
+
+def compact_gpu_list(text: str) -> str:
+    """``"0,1,2,3,5"`` as ``"0-3,5"``, so eight GPUs fit the GPUs column."""
+    try:
+        idx = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        return text
+    out: list[list[int]] = []
+    for i in idx:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in out)
+
+
+def lifecycle_note(st: StageStatus) -> str:
+    """When the stage started or ended, for the note column: the stage list
+    carries these lifecycle events, so the alerts panel need not."""
+    try:
+        if st.state.active and st.started_at:
+            how = "resumed" if st.resume else ("restarted" if st.attempt > 1 else "started")
+            return f"{how} {clock_text(st.started_at)[:5]}"
+        if st.state == StageState.SUCCEEDED and st.ended_at:
+            return f"succeeded {clock_text(st.ended_at)[:5]}"
+    except (TypeError, ValueError, OverflowError, OSError):
+        pass
+    return ""
 
 
 def clock_text(ts: float) -> str:

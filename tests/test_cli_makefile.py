@@ -1,0 +1,43 @@
+"""The first ``make`` says what it builds, why, how long, and that it happens once (issue 16, finding 2).
+
+Runs the real Makefile with a stand-in interpreter (a shell script that logs
+its arguments and makes a venv layout), so the slow llama.cpp build is not
+repeated; what is checked is the order and text of what make prints.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STUB = """#!/bin/sh
+echo "$@" >> "{log}"
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; fi
+exit 0
+"""
+
+
+def test_wheel_build_is_announced_once(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    stub = tmp_path / "python3"
+    stub.write_text(STUB.format(log=log))
+    stub.chmod(0o755)
+    wheelhouse = tmp_path / "wheels"
+    target = f"{wheelhouse}/.llama-cpp-0.3.36-portable"
+    argv = ["make", "-f", str(REPO / "Makefile"), f"PYTHON={stub}", f"VENV={tmp_path}/venv",
+            f"WHEELHOUSE={wheelhouse}", target]
+
+    first = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = first.stdout
+    said = out.index("==> Building llama-cpp-python")
+    assert said < out.index("pip wheel"), out  # announced before the silent build starts
+    for words in ("inference server", "about 5-6 minutes", "happens once", str(wheelhouse)):
+        assert words in out, out
+    assert "-m pip wheel" in log.read_text()
+
+    second = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0
+    assert "==> Building" not in second.stdout  # the wheel is kept: no second build
+    assert log.read_text().count("-m pip wheel") == 1
