@@ -46,8 +46,7 @@ sys.path.insert(0, str(ROOT))
 from eagle3tui.config import load_config  # noqa: E402
 from eagle3tui.supervisor.protocol import send_command  # noqa: E402
 from eagle3tui.supervisor.lock import driver_info, lock_held  # noqa: E402
-from eagle3tui.supervisor.records import RunStore  # noqa: E402
-from eagle3tui.supervisor.state import Intent, derive_statuses, read_live  # noqa: E402
+from eagle3tui.view import load_view  # noqa: E402
 
 BUSY = """
 import sys, time
@@ -168,8 +167,7 @@ def run_scenario(name: str, rate: float, seconds: float, presses: int) -> dict[s
     assert reply["ok"], reply
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        sts = derive_statuses(cfg, RunStore(cfg.state_dir), Intent.load(cfg.state_dir),
-                              read_live(cfg.state_dir)[1])
+        sts = load_view(cfg).statuses
         if all(s.state.active for s in sts):
             break
         time.sleep(0.1)
@@ -208,9 +206,7 @@ def run_scenario(name: str, rate: float, seconds: float, presses: int) -> dict[s
         })
     finally:
         app.close()
-        sts = derive_statuses(cfg, RunStore(cfg.state_dir), Intent.load(cfg.state_dir),
-                              read_live(cfg.state_dir)[1])
-        send_command(cfg, "stop", [s.name for s in sts if s.state.active])
+        send_command(cfg, "stop", [s.name for s in load_view(cfg).active()])
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and lock_held(cfg.state_dir):
             time.sleep(0.2)
@@ -242,10 +238,14 @@ DEMO_STAGES = {
 def screenshot(path: Path) -> None:
     """Save an SVG of the main screen over a real running demo pipeline.
 
-    There is no GPU on the machines that build the docs, so the GPU panel is
-    fed by the fake NVML, holding the real pids of the running stages.
+    There is no GPU on the machines that build the docs, so the driver (run
+    here, in a thread) samples the fake NVML, holding the real pids of the
+    running stages; the TUI shows the driver's samples as it always does.
     """
     import asyncio
+    import threading
+
+    from eagle3tui.supervisor.driver import Driver
 
     from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
     from eagle3tui.frontends.tui.app import EagleApp
@@ -259,12 +259,15 @@ def screenshot(path: Path) -> None:
                      + (f"depends_on = {deps}\n" if deps else ""))
     (tmp / "pipeline.toml").write_text("".join(parts))
     cfg = load_config(tmp / "pipeline.toml")
-    assert send_command(cfg, "start", all=True)["ok"]
     gib = 1 << 30
     nvml = FakeNvml([FakeGpu(used=1 * gib, util=93, temp=67), FakeGpu(used=1 * gib, util=0, temp=34)])
+    stop = threading.Event()
+    driver = Driver(cfg, nvml=nvml, exit_when_idle=False)
+    threading.Thread(target=driver.run, args=(stop,), daemon=True).start()
+    assert send_command(cfg, "start", all=True)["ok"]
 
     async def run() -> None:
-        app = EagleApp(cfg, nvml=nvml, poll_s=0.5)
+        app = EagleApp(cfg, poll_s=0.5)
         async with app.run_test(size=(140, 40)) as pilot:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
@@ -281,9 +284,7 @@ def screenshot(path: Path) -> None:
     try:
         asyncio.run(run())
     finally:
-        sts = derive_statuses(cfg, RunStore(cfg.state_dir), Intent.load(cfg.state_dir),
-                              read_live(cfg.state_dir)[1])
-        send_command(cfg, "stop", [s.name for s in sts if s.state.active])
+        send_command(cfg, "stop", [s.name for s in load_view(cfg).active()])
     print(f"wrote {path}")
 
 
