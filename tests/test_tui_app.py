@@ -175,6 +175,8 @@ async def test_resume_of_failed_stage_from_the_ui_creates_attempt_2(pipeline) ->
         assert marked is not None and marked.no == old["details"]["line"]
         assert "resumed and finished" not in shown_texts(app)
         assert shown_texts(app)[0] == "argv []"
+        # Attempt 1 ends with its own last line, not with attempt 2's header line.
+        assert "OutOfMemoryError" in shown_texts(app)[-1], shown_texts(app)[-3:]
 
 
 async def test_jump_from_alert_and_filters(pipeline) -> None:

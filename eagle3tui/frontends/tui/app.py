@@ -425,6 +425,8 @@ class EagleApp(App[int]):
         """
         worker = get_current_worker()
         offset, line_no = skip_to_tail(target.log, target.offset, CATCH_UP_BYTES)
+        # An older attempt ends where the next attempt's header line begins.
+        end = line_start(target.log, target.end) if target.end is not None else None
         follower = LogFollower(target.log, offset, line_no=line_no)
         prefix = RunStore(self.config.state_dir).prefix(target.stage, target.attempt)
         verdicts = JsonlTail(Path(prefix + ".verdicts.jsonl"), from_start=True)
@@ -443,7 +445,7 @@ class EagleApp(App[int]):
                     if chunk.reset:
                         pending.clear()
                         reset = True
-                    pending.extend(chunk_lines(chunk, target.end))
+                    pending.extend(chunk_lines(chunk, end))
                     if len(pending) > self.max_log_lines * 2:
                         # The UI keeps max_log_lines anyway: don't queue more than it shows.
                         del pending[: len(pending) - self.max_log_lines]
@@ -782,6 +784,20 @@ def skip_to_tail(path: str, offset: int, keep: int) -> tuple[int, int]:
         lines += rest.endswith(b"\n")
         pos += len(rest)
     return pos, lines
+
+
+def line_start(path: str, offset: int) -> int:
+    """Where the line that ends just before ``offset`` begins (``offset`` is a line start)."""
+    back = min(offset, 1 << 16)
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset - back)
+            data = f.read(back)
+    except OSError:
+        return offset
+    if not data.endswith(b"\n"):
+        return offset
+    return offset - back + data.rfind(b"\n", 0, len(data) - 1) + 1
 
 
 def run_tui(args: Any) -> int:
