@@ -112,3 +112,21 @@ def test_no_writes_no_forecast(tmp_path: Path) -> None:
     clock.t += 5
     (s,) = watcher.poll()
     assert s.write_bps == 0 and s.dir_bytes == 0
+    assert s.full_in_s is None and s.forecast_text() == "not growing"
+
+
+def test_other_writers_do_not_forecast_a_directory_nobody_writes(tmp_path: Path) -> None:
+    """Another process fills the same filesystem: the quiet stage's path is 'not growing'."""
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    clock = StepClock()
+    watcher = DiskWatcher([quiet], rescan_s=0, clock=clock)
+    watcher.poll()
+    with open(tmp_path / "someone-else.bin", "wb") as f:
+        f.write(os.urandom(64 * MiB))
+        f.flush()
+        os.fsync(f.fileno())
+    clock.t += 10
+    (s,) = watcher.poll()
+    assert s.write_bps == 0
+    assert s.full_in_s is None and s.forecast_text() == "not growing"

@@ -40,9 +40,9 @@ class DiskStatus:
     error: str | None = None
 
     def forecast_text(self) -> str:
-        """'disk full in ~12 min', or '' when no forecast."""
+        """'disk full in ~12 min'; 'not growing' when the path gets no writes; '' unknown."""
         if self.full_in_s is None:
-            return ""
+            return "not growing" if self.write_bps == 0 else ""
         minutes = self.full_in_s / 60.0
         if minutes < 1:
             return "disk full in <1 min"
@@ -170,10 +170,12 @@ class DiskWatcher:
         dir_bytes = w.sizes[-1][1] if w.sizes else None
         write_bps = self._rate(w.sizes, growing=True)
         consumed = self._rate(w.free, growing=False)
-        # Forecast from the faster of: bytes written into the directory (this
-        # stage's own output, measured by walks) and free space lost on the
-        # filesystem (every writer counts, e.g. two stages sharing a disk).
-        rate = max(write_bps or 0.0, consumed or 0.0)
+        # Forecast only while the directory grows (a stage writing nothing
+        # there fills nothing, whatever else writes to the disk), then from the
+        # faster of: bytes written into it (this stage's own output, measured
+        # by walks) and free space lost on the filesystem (every writer counts,
+        # e.g. two stages sharing a disk).
+        rate = max(write_bps, consumed or 0.0) if write_bps else 0.0
         full_in = free / rate if rate > 0 else None
         return DiskStatus(
             key,
