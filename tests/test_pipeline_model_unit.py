@@ -393,9 +393,9 @@ def test_evaluate_is_lossless_on_tiny_target(tmp_path: Path, tiny_draft: Path, t
                  "--eos", "-1", "--out", str(out)])
     assert "evaluate: K=3 acceptance length" in proc.stdout and "evaluate: K=7" in proc.stdout
     res = json.loads(out.read_text())
+    # Acceptance lengths that mean something are asserted in test_pipeline_evaluate.py; here: the stage's contract.
     for name, r in res["methods"].items():
         assert r["lossless"] == "4/4", name
-        assert 1.0 <= r["acceptance_length"] <= 1 + r["k"]
         assert len(r["per_position_acceptance"]) == r["k"]
         pp = r["per_position_acceptance"]
         assert all(pp[j] >= pp[j + 1] for j in range(len(pp) - 1))  # a later token needs all earlier ones
