@@ -11,7 +11,6 @@
 #   call 3 (if it is still running):  bash bench/gpu_pipeline.sh follow   # follows to the end, collects results
 # Results in $OUT: watch.log (alerts), status.json (`status --json` at the end), status_samples.jsonl (every
 # 60 s while running), eval.json, train_metrics.jsonl, synth.json, regen.json, prepare.json.
-# Synthetic 2-GPU check (no model needed): bash bench/gpu_pipeline.sh ddp   (on nvidia-h200-x2)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 W=${W:-/root/gg}

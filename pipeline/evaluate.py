@@ -137,8 +137,8 @@ def _method_record(res: DecodeResult, check: dict[str, Any]) -> dict[str, Any]:
         "acceptance_length": st.acceptance_length(), "per_position_acceptance": st.per_position_rate(),
         "tokens": st.tokens, "seconds": round(st.seconds, 3),
         "tokens_per_s": st.tokens / st.seconds if st.seconds else None,
-        "lossless": f"{check['exact']}/{check['total']}", "near_ties": check["near_ties"][:5],
-        "failures": check["failures"][:5],
+        "lossless": f"{check['exact']}/{check['total']}", "near_tie_count": len(check["near_ties"]),
+        "failure_count": len(check["failures"]), "near_ties": check["near_ties"][:5], "failures": check["failures"][:5],
     }
 
 
@@ -299,7 +299,10 @@ def build_parser() -> Any:
     p.add_argument("--eos", type=int, default=None, help="stop token id (default: the target config's)")
     p.add_argument("--seed", type=int, default=0, help="init seed of the untrained baseline (train's --seed)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", help="target/draft dtype: auto (bf16 on GPU, fp32 on CPU), float32, ...")
+    p.add_argument("--dtype", default="float32",
+                   help="target/draft dtype: float32 keeps the lossless check exact; bfloat16 (or auto: bf16 on GPU) "
+                        "decodes faster but departs from plain greedy wherever rounding differs between batch "
+                        "shapes (see docs/pipeline-model.md)")
     p.add_argument("--tie-margin", type=float, default=None,
                    help="a departure from greedy where its top-2 logit margin is at most this is a near-tie, "
                         "not a failure (default: 0 in float32, 0.1 otherwise)")

@@ -46,7 +46,9 @@ def generate_local(cfg: Any, pending: list[dict[str, Any]], stats: Any) -> None:
     tok = model_io.load_tokenizer(model_path)
     tok.padding_side = "left"
     end_ids = _end_ids(tok)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else end_ids[0]
+    if tok.pad_token_id is None:  # some converted tokenizers have none; padding is masked out anyway
+        tok.pad_token_id = end_ids[0]
+    pad = tok.pad_token_id
     log(f"regenerate: local: ready in {time.monotonic() - t0:.1f}s; {len(pending)} answers to write")
     texts = [tok.apply_chat_template(r["messages"], add_generation_prompt=True, tokenize=False) for r in pending]
     lengths = [len(x) for x in tok(texts, add_special_tokens=False)["input_ids"]]

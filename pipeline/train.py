@@ -380,8 +380,9 @@ def run_train(args: Any) -> int:
                     batch["hidden"] = batch["hidden"].float()
                 sync = world == 1 or j == len(mine) - 1
                 ctx = model.no_sync() if not sync and hasattr(model, "no_sync") else contextlib.nullcontext()
-                with ctx, torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
-                    loss, c, k = model(batch["input_ids"], batch["loss_mask"], batch["valid"], batch["hidden"])
+                with ctx:  # DDP all-reduces gradients only on the last micro-batch of a step
+                    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+                        loss, c, k = model(batch["input_ids"], batch["loss_mask"], batch["valid"], batch["hidden"])
                     (loss / len(mine)).backward()
                 loss_sum += loss.detach()
                 correct = c if correct is None else correct + c
@@ -396,15 +397,16 @@ def run_train(args: Any) -> int:
                 import torch.distributed as dist
 
                 # Log the global batch's loss and accuracy, not rank 0's share.
-                stats = torch.cat([loss[None], correct, counted])
+                stats = torch.cat([torch.stack([loss, torch.tensor(float(ntok), device=loss.device)]), correct, counted])
                 dist.all_reduce(stats)
-                loss, correct, counted = stats[0] / world, stats[1 : 1 + len(correct)], stats[1 + len(correct) :]
-            tokens_done += ntok * world
+                loss, ntok = stats[0] / world, int(stats[1])
+                correct, counted = stats[2 : 2 + len(correct)], stats[2 + len(correct) :]
+            tokens_done += ntok
             assert correct is not None and counted is not None
             if is_main and mf is not None and bar is not None:
                 acc = (correct / counted.clamp(min=1)).tolist()
                 rec = {"step": step, "epoch": plan[step - 1][0], "loss": round(float(loss), 6),
-                       "acc": [round(a, 4) for a in acc], "lr": sched.get_last_lr()[0], "tokens": ntok * world,
+                       "acc": [round(a, 4) for a in acc], "lr": sched.get_last_lr()[0], "tokens": ntok,
                        "tokens_seen": tokens_after[step - 1], "tok_s": round(tokens_done / max(time.monotonic() - t0, 1e-9))}
                 mf.write(json.dumps(rec) + "\n")
                 mf.flush()
