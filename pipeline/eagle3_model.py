@@ -36,6 +36,7 @@ from torch import nn
 __all__ = [
     "EXPORT_WEIGHT_NAMES",
     "DraftConfig",
+    "DraftContext",
     "Eagle3Draft",
     "TTTLoss",
     "build_draft",
@@ -154,6 +155,29 @@ def export_weight_shapes(c: DraftConfig) -> dict[str, tuple[int, ...]]:
     }
 
 
+@dataclass
+class DraftContext:
+    """The draft's step-0 keys/values over a batch of contexts, for drafting one round after another.
+
+    ``k``/``v`` are [B, kv_heads, S, D]; ``positions`` [B, S] the sequence
+    position of each slot and ``valid`` [B, S] whether it holds a real
+    (accepted) token. Rows grow by the same number of slots each round; slots of
+    rejected tokens stay as invalid holes, so no row ever needs cropping.
+    """
+
+    k: torch.Tensor
+    v: torch.Tensor
+    positions: torch.Tensor
+    valid: torch.Tensor
+
+    def append(self, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor, valid: torch.Tensor) -> None:
+        """Add slots (k/v [B, kv, T, D], positions/valid [B, T]) at the end."""
+        self.k = torch.cat([self.k, k], dim=2)
+        self.v = torch.cat([self.v, v], dim=2)
+        self.positions = torch.cat([self.positions, positions], dim=1)
+        self.valid = torch.cat([self.valid, valid], dim=1)
+
+
 class RMSNorm(nn.Module):
     """Llama RMSNorm (computed in float32, like the servers do)."""
 
@@ -220,17 +244,9 @@ class DraftAttention(nn.Module):
         The new keys/values are appended to ``cache``.
         """
         b, tq, _ = x.shape
-        q = self.q_proj(x).view(b, tq, self.nh, self.hd).transpose(1, 2)
-        k = self.k_proj(x).view(b, tq, self.nkv, self.hd).transpose(1, 2)
-        v = self.v_proj(x).view(b, tq, self.nkv, self.hd).transpose(1, 2)
-        q = self.rotary(q, positions)
-        k = self.rotary(k, positions)
+        q, k, v = self.project(x, positions)
         cache.append((k, v))
-        rep = self.nh // self.nkv
         k0, v0 = cache[0]
-        k0 = k0.repeat_interleave(rep, dim=1)
-        v0 = v0.repeat_interleave(rep, dim=1)
-        scale = 1.0 / math.sqrt(self.hd)
         s = k0.shape[2]
         qi = query_index if query_index is not None else torch.arange(tq, device=x.device)
         # Causal over the real context: query row r may see step-0 keys 0..qi[r].
@@ -238,13 +254,43 @@ class DraftAttention(nn.Module):
         allowed = allowed[None, None]
         if key_mask is not None:
             allowed = allowed & key_mask[:, None, None, :].bool()
+        return self.attend(q, k0, v0, allowed, cache[1:])
+
+    def project(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q [B, heads, T, D] and k, v [B, kv_heads, T, D] of ``x``, rotary applied at ``positions`` [B, T]."""
+        b, tq, _ = x.shape
+        q = self.q_proj(x).view(b, tq, self.nh, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(b, tq, self.nkv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(b, tq, self.nkv, self.hd).transpose(1, 2)
+        return self.rotary(q, positions), self.rotary(k, positions), v
+
+    def attend(
+        self,
+        q: torch.Tensor,
+        k0: torch.Tensor,
+        v0: torch.Tensor,
+        allowed: torch.Tensor,
+        diag: list[tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
+        """Attention of ``q`` over context keys ``k0``/``v0`` where ``allowed`` and over the diagonal ``diag``.
+
+        ``allowed`` broadcasts to [B, heads, Tq, S]; each ``diag`` entry is the
+        (k, v) of one earlier draft step at the query rows themselves. Returns
+        the ``o_proj`` output [B, Tq, hidden].
+        """
+        b, _h, tq, _d = q.shape
+        rep = self.nh // self.nkv
+        k0 = k0.repeat_interleave(rep, dim=1)
+        v0 = v0.repeat_interleave(rep, dim=1)
+        scale = 1.0 / math.sqrt(self.hd)
+        s = k0.shape[2]
         scores0 = torch.matmul(q, k0.transpose(-1, -2)).float() * scale
         scores0 = scores0.masked_fill(~allowed, float("-inf"))
-        diag_k = [kk.repeat_interleave(rep, dim=1) for kk, _ in cache[1:]]
-        diag_v = [vv.repeat_interleave(rep, dim=1) for _, vv in cache[1:]]
+        diag_k = [kk.repeat_interleave(rep, dim=1) for kk, _ in diag]
+        diag_v = [vv.repeat_interleave(rep, dim=1) for _, vv in diag]
         if diag_k:
-            diag = torch.stack([(q * kk).sum(-1).float() * scale for kk in diag_k], dim=-1)  # [B,h,Tq,j]
-            scores = torch.cat([scores0, diag], dim=-1)
+            scores_d = torch.stack([(q * kk).sum(-1).float() * scale for kk in diag_k], dim=-1)  # [B,h,Tq,j]
+            scores = torch.cat([scores0, scores_d], dim=-1)
         else:
             scores = scores0
         probs = torch.softmax(scores, dim=-1).to(q.dtype)
@@ -351,6 +397,66 @@ class Eagle3Draft(nn.Module):
     def draft_target_ids(self, draft_ids: torch.Tensor) -> torch.Tensor:
         """Map draft-vocab ids to target-vocab ids (target = i + d2t[i])."""
         return draft_ids + self.d2t[draft_ids]
+
+    def extend_context(
+        self,
+        tokens: torch.Tensor,
+        aux_hidden: torch.Tensor,
+        positions: torch.Tensor,
+        valid: torch.Tensor,
+        ctx: DraftContext | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, DraftContext]:
+        """Step 0 over new context rows, reusing the keys/values of earlier ones (serving time).
+
+        Row t pairs the target features of position t (``aux_hidden`` [B, T, 3H])
+        with the token at t+1 (``tokens`` [B, T]); ``positions`` [B, T] is t and
+        ``valid`` [B, T] marks real rows. Each row attends to every valid slot at
+        or before its position. Returns (logits [B, T, draft_vocab], pre-norm
+        hidden [B, T, H], the extended context): the same numbers :meth:`step`
+        computes over the whole context at once.
+        """
+        attn = self.midlayer.self_attn
+        hidden = self.fuse(aux_hidden.to(self.fc.weight.dtype))
+        embeds = self.embed_tokens(tokens).to(hidden.dtype)
+        x = torch.cat([self.midlayer.input_layernorm(embeds), self.midlayer.hidden_norm(hidden)], dim=-1)
+        q, k, v = attn.project(x, positions)
+        if ctx is None:
+            ctx = DraftContext(k, v, positions, valid.bool())
+        else:
+            ctx.append(k, v, positions, valid.bool())
+        allowed = (ctx.positions[:, None, :] <= positions[:, :, None]) & ctx.valid[:, None, :]  # [B, T, S]
+        out = self._finish(hidden, attn.attend(q, ctx.k, ctx.v, allowed[:, None], []))
+        return self.lm_head(self.norm(out)), out, ctx
+
+    def chain_step(
+        self,
+        tokens: torch.Tensor,
+        hidden: torch.Tensor,
+        positions: torch.Tensor,
+        ctx: DraftContext,
+        diag: list[tuple[torch.Tensor, torch.Tensor]],
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Draft step j >= 1 of a chain: one query per row at ``positions`` [B, 1].
+
+        ``tokens`` [B, 1] is the previous draft token, ``hidden`` [B, 1, H] the
+        previous step's output. The query sees every valid context slot plus
+        the chain's own earlier steps (``diag``, appended to here): the pattern
+        training-time test trains. Returns (logits [B, 1, draft_vocab], hidden).
+        """
+        attn = self.midlayer.self_attn
+        embeds = self.embed_tokens(tokens).to(hidden.dtype)
+        x = torch.cat([self.midlayer.input_layernorm(embeds), self.midlayer.hidden_norm(hidden)], dim=-1)
+        q, k, v = attn.project(x, positions)
+        diag.append((k, v))
+        allowed = ctx.valid[:, None, None, :]
+        out = self._finish(hidden, attn.attend(q, ctx.k, ctx.v, allowed, diag))
+        return self.lm_head(self.norm(out)), out
+
+    def _finish(self, residual: torch.Tensor, attn_out: torch.Tensor) -> torch.Tensor:
+        """The rest of the decoder layer after attention (residual, MLP)."""
+        layer = self.midlayer
+        h = residual + attn_out
+        return h + layer.mlp(layer.post_attention_layernorm(h))
 
 
 def build_draft(

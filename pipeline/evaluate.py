@@ -1,16 +1,23 @@
 """Stage: measure how well an exported EAGLE-3 draft predicts its target.
 
-Offline speculative decoding with greedy verification: each round the drafter
-proposes a chain of K tokens, the target scores them in one forward pass and
-keeps the longest prefix that equals its own argmax, plus one token of its own.
+Offline greedy speculative decoding of every held-out prompt at once
+(:mod:`pipeline.speculative`): each round the drafter proposes a chain of K
+tokens, the target scores them in one batched forward and each prompt keeps the
+longest prefix equal to the target's argmax, plus one token of its own. KV
+caches of the target and the draft make a round cost O(new tokens).
 Acceptance length = 1 + accepted / rounds (tokens per target forward);
 per-position acceptance = fraction of rounds whose j-th draft token was kept.
-Because every kept token is the target's argmax, the output must equal plain
-greedy decoding token for token; that is checked for every prompt (the
-"lossless" check) and a mismatch fails the stage.
+
+Lossless check: every kept token is the target's argmax, so each prompt's
+output must equal plain greedy decoding in the same dtype, token for token.
+A prompt that departs from greedy where greedy's top-2 logit margin exceeds
+``--tie-margin`` fails the stage (exit 1); departures at a near-tie (possible in
+bf16, where two decodings round differently) are counted and reported apart.
 
 Baselines on the same prompts: the same draft architecture untrained
 (initialised exactly as training starts) and prompt-lookup (n-gram) decoding.
+``--curve CKPT_DIR`` also measures every epoch checkpoint the train stage kept
+(the learning curve: acceptance length against training tokens and epochs).
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,150 +39,10 @@ from pipeline.common import (
     progress,
     run_stage,
 )
+from pipeline.speculative import DecodeResult, EagleDrafter, NgramDrafter, decode
 from pipeline.target_capture import TargetCapture
 
-__all__ = [
-    "EagleDrafter",
-    "NgramDrafter",
-    "SpecStats",
-    "greedy_generate",
-    "load_exported_draft",
-    "main",
-    "run_evaluate",
-    "speculative_generate",
-]
-
-
-@torch.inference_mode()
-def greedy_generate(target: TargetCapture, prompt: list[int], max_new: int, eos: set[int]) -> list[int]:
-    """Plain greedy decoding, one token per target forward (the lossless reference)."""
-    logits, _aux, cache = target.step(prompt, None)
-    outp: list[int] = []
-    nxt = int(logits[-1].argmax())
-    while True:
-        outp.append(nxt)
-        if nxt in eos or len(outp) >= max_new:
-            return outp
-        logits, _aux, cache = target.step([nxt], cache)
-        nxt = int(logits[-1].argmax())
-
-
-class EagleDrafter:
-    """Proposes a greedy chain of K tokens with an EAGLE-3 draft (same attention as TTT training)."""
-
-    def __init__(self, draft: Any) -> None:
-        self.draft = draft
-
-    @torch.inference_mode()
-    def propose(self, seq: list[int], feats: torch.Tensor, k: int) -> list[int]:
-        """``feats`` [n, 3H] are the target features of seq[0..n-1]; seq[n] is the next (known) token."""
-        d = self.draft
-        n = feats.shape[0]
-        dev = feats.device
-        tokens = torch.tensor([seq[1 : n + 1]], device=dev)
-        hidden = d.fuse(feats[None].to(d.fc.weight.dtype))
-        cache: list[tuple[torch.Tensor, torch.Tensor]] = []
-        logits, g = d.step(tokens, hidden, torch.arange(n, device=dev)[None], cache)
-        last = logits[0, -1].argmax()
-        out = [int(d.draft_target_ids(last))]
-        qi = torch.tensor([n - 1], device=dev)
-        hid = g[:, -1:]
-        for j in range(1, k):
-            tok = torch.tensor([[out[-1]]], device=dev)
-            logits, hid = d.step(tok, hid, torch.tensor([[n - 1 + j]], device=dev), cache, query_index=qi)
-            out.append(int(d.draft_target_ids(logits[0, -1].argmax())))
-        return out
-
-
-class NgramDrafter:
-    """Prompt-lookup decoding: copy what followed the latest earlier occurrence of the last n tokens."""
-
-    def __init__(self, max_n: int = 3, min_n: int = 1) -> None:
-        self.max_n, self.min_n = max_n, min_n
-
-    def propose(self, seq: list[int], _feats: torch.Tensor, k: int) -> list[int]:
-        """Return up to ``k`` tokens (possibly none)."""
-        for n in range(self.max_n, self.min_n - 1, -1):
-            if len(seq) <= n:
-                continue
-            tail = seq[-n:]
-            for start in range(len(seq) - n - 1, -1, -1):
-                if seq[start : start + n] == tail:
-                    cont = seq[start + n : start + n + k]
-                    if cont:
-                        return cont
-        return []
-
-
-@dataclass
-class SpecStats:
-    """Counts over all rounds of one method at one K."""
-
-    k: int
-    rounds: int = 0
-    accepted: int = 0
-    proposed: int = 0
-    per_position: list[int] = field(default_factory=list)
-    tokens: int = 0
-    seconds: float = 0.0
-    lossless_ok: int = 0
-    lossless_total: int = 0
-    mismatches: list[dict[str, Any]] = field(default_factory=list)
-
-    def acceptance_length(self) -> float:
-        """1 + accepted / rounds: tokens produced per target forward."""
-        return 1.0 + self.accepted / self.rounds if self.rounds else float("nan")
-
-    def per_position_rate(self) -> list[float]:
-        """Fraction of rounds whose j-th draft token was accepted, j = 1..K."""
-        return [c / self.rounds if self.rounds else float("nan") for c in self.per_position]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "k": self.k, "rounds": self.rounds, "accepted": self.accepted, "proposed": self.proposed,
-            "acceptance_length": self.acceptance_length(), "per_position_acceptance": self.per_position_rate(),
-            "tokens": self.tokens, "tokens_per_s": self.tokens / self.seconds if self.seconds else None,
-            "lossless": f"{self.lossless_ok}/{self.lossless_total}", "mismatches": self.mismatches[:5],
-        }
-
-
-@torch.inference_mode()
-def speculative_generate(
-    target: TargetCapture, drafter: Any, prompt: list[int], max_new: int, k: int, eos: set[int], stats: SpecStats
-) -> list[int]:
-    """Greedy speculative decoding; returns the generated tokens and updates ``stats``."""
-    if not stats.per_position:
-        stats.per_position = [0] * k
-    logits, feats, cache = target.step(prompt, None)
-    seq = list(prompt) + [int(logits[-1].argmax())]
-    gen = [seq[-1]]
-    while gen[-1] not in eos and len(gen) < max_new:
-        props = drafter.propose(seq, feats, k)[:k]
-        logits, aux, cache = target.step([seq[-1]] + props, cache)
-        preds = logits.argmax(-1).tolist()
-        a = 0
-        while a < len(props) and props[a] == preds[a]:
-            a += 1
-        new = props[:a] + [preds[a]]
-        feats = torch.cat([feats, aux[: a + 1]], dim=0)
-        # Drop the rejected proposals' keys/values. A negative crop removes that many
-        # tokens in every transformers version (positive values changed meaning in 5.x).
-        extra = cache.get_seq_length() - (len(seq) + a)
-        if extra > 0:
-            cache.crop(-extra)
-        stats.rounds += 1
-        stats.accepted += a
-        stats.proposed += len(props)
-        for j in range(a):
-            stats.per_position[j] += 1
-        seq.extend(new)
-        gen.extend(new)
-        for j, t in enumerate(gen):
-            if t in eos:
-                gen = gen[: j + 1]
-                break
-    return gen[:max_new]
+__all__ = ["compare_to_greedy", "load_checkpoint_draft", "load_exported_draft", "main", "run_evaluate"]
 
 
 def load_exported_draft(draft_dir: str | Path, embed_weight: torch.Tensor, dtype: Any, device: Any) -> Any:
@@ -218,8 +84,10 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
                 out.append(ids[:first].tolist())
     else:
         for _n, rec in iter_jsonl(Path(args.prompts), fix="one JSON object per line"):
-            msgs = rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
-            msgs = [m for m in msgs if m.get("role") != "assistant"]
+            msgs = (rec.get("messages") or rec.get("conversations")
+                    or [{"role": "user", "content": rec.get("prompt", "")}])
+            last_user = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+            msgs = [{"role": m["role"], "content": m["content"]} for m in msgs[: last_user + 1]]
             # Render to text, then tokenize: apply_chat_template(tokenize=True) returns a list in
             # transformers 4.x but a BatchEncoding in 5.x.
             text = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
@@ -231,33 +99,108 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
     return out
 
 
+def load_checkpoint_draft(path: str | Path, embed_weight: torch.Tensor, dtype: Any, device: Any) -> tuple[Any, dict]:
+    """A draft from a train-stage checkpoint file (``checkpoint-*.pt`` or ``epoch-*.pt``), and the file's state."""
+    from pipeline.eagle3_model import DraftConfig, Eagle3Draft
+
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    draft = Eagle3Draft(DraftConfig(**state["draft_config"]))
+    w = dict(state["model"])
+    w["embed_tokens.weight"] = embed_weight.detach().cpu()
+    draft.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in w.items()})
+    return draft.to(device=device, dtype=dtype).eval(), state
+
+
+def compare_to_greedy(got: list[list[int]], greedy: DecodeResult, tie_margin: float) -> dict[str, Any]:
+    """Token-for-token comparison with plain greedy decoding.
+
+    A departure where greedy's top-2 margin is at most ``tie_margin`` is a
+    numerical near-tie; any other departure is a failure of losslessness.
+    """
+    exact, ties, failures = 0, [], []
+    for pi, (a, ref) in enumerate(zip(got, greedy.tokens)):
+        if a == ref:
+            exact += 1
+            continue
+        first = next((j for j, (x, y) in enumerate(zip(a, ref)) if x != y), min(len(a), len(ref)))
+        margin = greedy.margins[pi][first] if first < len(greedy.margins[pi]) else float("nan")
+        rec = {"prompt": pi, "first_difference": first, "greedy_margin": margin, "len_spec": len(a),
+               "len_greedy": len(ref)}
+        (ties if margin <= tie_margin else failures).append(rec)
+    return {"exact": exact, "total": len(got), "near_ties": ties, "failures": failures}
+
+
+def _method_record(res: DecodeResult, check: dict[str, Any]) -> dict[str, Any]:
+    st = res.stats
+    return {
+        "k": st.k, "rounds": st.rounds, "accepted": st.accepted, "proposed": st.proposed,
+        "acceptance_length": st.acceptance_length(), "per_position_acceptance": st.per_position_rate(),
+        "tokens": st.tokens, "seconds": round(st.seconds, 3),
+        "tokens_per_s": st.tokens / st.seconds if st.seconds else None,
+        "lossless": f"{check['exact']}/{check['total']}", "near_tie_count": len(check["near_ties"]),
+        "failure_count": len(check["failures"]), "near_ties": check["near_ties"][:5], "failures": check["failures"][:5],
+    }
+
+
+def _batches(prompts: list[list[int]], size: int) -> list[list[list[int]]]:
+    return [prompts[i : i + size] for i in range(0, len(prompts), size)]
+
+
+def _decode_all(target: TargetCapture, prompts: list[list[int]], args: Any, eos: set[int],
+                drafter: Any = None, k: int = 0) -> DecodeResult:
+    """:func:`decode` over ``--batch-size`` chunks, merged into one result."""
+    merged: DecodeResult | None = None
+    for chunk in _batches(prompts, args.batch_size):
+        res = decode(target, chunk, args.max_new_tokens, eos, drafter, k)
+        if merged is None:
+            merged = res
+            continue
+        merged.tokens += res.tokens
+        merged.margins += res.margins
+        a, b = merged.stats, res.stats
+        a.rounds += b.rounds
+        a.accepted += b.accepted
+        a.proposed += b.proposed
+        a.tokens += b.tokens
+        a.seconds += b.seconds
+        a.per_position = [x + y for x, y in zip(a.per_position, b.per_position)]
+    assert merged is not None
+    return merged
+
+
 def run_evaluate(args: Any) -> int:
     """Run the stage; returns the exit code (1 when the lossless check fails)."""
     from pipeline import model_io
 
     device = model_io.resolve_device(args.device)
     dtype = model_io.resolve_dtype(args.dtype, device)
+    if args.tie_margin is None:
+        args.tie_margin = 0.0 if dtype == torch.float32 else 0.1
     if device.startswith("cuda"):
-        # The lossless check compares two decodings of the same target; TF32 would add noise.
+        # Two decodings of the same target are compared token for token; TF32 would only add noise.
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     t0 = time.monotonic()
-    log(f"evaluate: load: target {args.model} ({dtype}, {device})")
+    log(f"evaluate: load: target {args.model} ({str(dtype).replace('torch.', '')}, {device})")
     model = model_io.load_model(args.model, args.gguf_file, dtype=dtype, device=device)
     tok = model_io.load_tokenizer(args.model, args.gguf_file) if args.prompts else None
     log(f"evaluate: load: ready in {time.monotonic() - t0:.1f}s")
-    cfg = json.loads((Path(args.draft) / "config.json").read_text(encoding="utf-8"))
+    cfg_path = Path(args.draft) / "config.json"
+    if not cfg_path.is_file():
+        raise StageError(f"{cfg_path}: missing\n  fix: pass the export stage's --out directory as --draft")
+    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     aux = cfg["eagle3tui"]["trained_on_layer_outputs_0based"]
     embed = model.get_input_embeddings().weight
     drafters: dict[str, Any] = {"eagle3": EagleDrafter(load_exported_draft(args.draft, embed, dtype, device))}
     if "untrained" in args.baselines:
+        from safetensors.torch import load_file
+
         from pipeline.eagle3_model import build_draft
 
-        d2t_t2d = __import__("safetensors.torch", fromlist=["load_file"]).load_file(
-            str(Path(args.draft) / "model.safetensors"))
-        tcfg = model.config.to_dict()
-        untrained = build_draft(tcfg, embed.detach().cpu().float(), model.get_output_embeddings().weight.detach().cpu()
-                                .float(), d2t_t2d["d2t"], d2t_t2d["t2d"], aux_layers=aux, seed=args.seed)
+        maps = load_file(str(Path(args.draft) / "model.safetensors"))
+        untrained = build_draft(model.config.to_dict(), embed.detach().cpu().float(),
+                                model.get_output_embeddings().weight.detach().cpu().float(), maps["d2t"], maps["t2d"],
+                                aux_layers=aux, seed=args.seed)
         drafters["untrained"] = EagleDrafter(untrained.to(device=device, dtype=dtype).eval())
     if "ngram" in args.baselines:
         drafters["ngram"] = NgramDrafter()
@@ -266,53 +209,75 @@ def run_evaluate(args: Any) -> int:
     eos.update(e if isinstance(e, list) else ([e] if e is not None else []))
     target = TargetCapture(model, aux)
     prompts = _prompts(args, tok)
-    stats = {(name, k): SpecStats(k) for name in drafters for k in args.k}
-    bar = progress(len(prompts), desc="evaluate", unit="prompt")
-    greedy_tokens, greedy_s = 0, 0.0
-    for pi, prompt in enumerate(prompts):
-        t = time.monotonic()
-        ref = greedy_generate(target, prompt, args.max_new_tokens, eos)
-        greedy_s += time.monotonic() - t
-        greedy_tokens += len(ref)
-        for (name, k), st in stats.items():
-            t = time.monotonic()
-            got = speculative_generate(target, drafters[name], prompt, args.max_new_tokens, k, eos, st)
-            st.seconds += time.monotonic() - t
-            st.tokens += len(got)
-            st.lossless_total += 1
-            if got == ref:
-                st.lossless_ok += 1
-            else:
-                first = next((j for j, (a, b) in enumerate(zip(got, ref)) if a != b), min(len(got), len(ref)))
-                st.mismatches.append({"prompt": pi, "first_difference": first, "len_spec": len(got),
-                                      "len_greedy": len(ref)})
+    runs = [(name, k) for name in drafters for k in args.k]
+    bar = progress(1 + len(runs), desc="evaluate", unit="run")
+    t_all = time.monotonic()
+    greedy = _decode_all(target, prompts, args, eos)
+    bar.update(1)
+    methods: dict[str, dict[str, Any]] = {}
+    checks: dict[str, dict[str, Any]] = {}
+    for name, k in runs:
+        res = _decode_all(target, prompts, args, eos, drafters[name], k)
+        checks[f"{name}@K={k}"] = check = compare_to_greedy(res.tokens, greedy, args.tie_margin)
+        methods[f"{name}@K={k}"] = _method_record(res, check)
         bar.update(1)
     bar.close()
+    curve = _learning_curve(args, target, prompts, greedy, eos, embed, dtype, device) if args.curve else []
+    elapsed = time.monotonic() - t_all
+    n_tok = sum(len(g) for g in greedy.tokens)
     results = {
-        "target": str(args.model), "draft": str(args.draft), "dtype": str(dtype), "device": device,
-        "prompts": len(prompts), "max_new_tokens": args.max_new_tokens,
-        "greedy_tokens_per_s": greedy_tokens / greedy_s if greedy_s else None,
-        "methods": {f"{name}@K={k}": st.to_dict() for (name, k), st in stats.items()},
+        "target": str(args.model), "draft": str(args.draft), "dtype": str(dtype).replace("torch.", ""),
+        "device": device, "prompts": len(prompts), "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size, "tie_margin": args.tie_margin,
+        "greedy": {"tokens": n_tok, "seconds": round(greedy.stats.seconds, 3),
+                   "tokens_per_s": n_tok / greedy.stats.seconds if greedy.stats.seconds else None},
+        "seconds": round(elapsed, 3),
+        "prompt_tokens_per_minute": len(prompts) * args.max_new_tokens * 60.0 / elapsed if elapsed else None,
+        "methods": methods,
+        "learning_curve": curve,
     }
     if args.out:
         atomic_write_json(args.out, results)
-    ok = True
     for k in args.k:
-        parts = []
-        for name in drafters:
-            st = stats[(name, k)]
-            parts.append(f"{st.acceptance_length():.2f} ({name})")
-            ok &= st.lossless_ok == st.lossless_total
-        main_st = stats[("eagle3", k)]
-        pp = " ".join(f"{r:.2f}" for r in main_st.per_position_rate())
+        parts = [f"{methods[f'{n}@K={k}']['acceptance_length']:.2f} ({n})" for n in drafters]
+        main = methods[f"eagle3@K={k}"]
+        pp = " ".join(f"{r:.2f}" for r in main["per_position_acceptance"])
+        ties = len(checks[f"eagle3@K={k}"]["near_ties"])
         print(f"evaluate: K={k} acceptance length {', '.join(parts)}; eagle3 per-position [{pp}]; "
-              f"lossless {main_st.lossless_ok}/{main_st.lossless_total} prompts", flush=True)
-    if not ok:
-        bad = [f"{n}@K={k}" for (n, k), st in stats.items() if st.lossless_ok != st.lossless_total]
-        print(f"evaluate: FAIL: speculative output differs from plain greedy for {', '.join(bad)} "
-              f"(see {args.out or 'the results JSON'})", flush=True)
+              f"lossless {main['lossless']} prompts" + (f" ({ties} near-tie departures)" if ties else ""),
+              flush=True)
+    for point in curve:
+        print(f"evaluate: curve: epoch {point['epoch']} ({point['train_tokens']:,} training tokens) "
+              f"K={point['k']} acceptance length {point['acceptance_length']:.2f}", flush=True)
+    print(f"evaluate: {len(prompts)} prompts x {args.max_new_tokens} new tokens, {len(runs) + 1 + len(curve)} "
+          f"decodings in {elapsed:.1f}s ({results['prompt_tokens_per_minute']:,.0f} prompt-tokens/min per method "
+          f"set); greedy {results['greedy']['tokens_per_s'] or 0:,.0f} tok/s", flush=True)
+    bad = [m for m, c in checks.items() if c["failures"]]
+    if bad:
+        print(f"evaluate: FAIL: speculative output differs from plain greedy (beyond near-ties) for "
+              f"{', '.join(bad)} (see {args.out or 'the results JSON'})", flush=True)
         return 1
     return 0
+
+
+def _learning_curve(args: Any, target: TargetCapture, prompts: list[list[int]], greedy: DecodeResult,
+                    eos: set[int], embed: torch.Tensor, dtype: Any, device: str) -> list[dict[str, Any]]:
+    """Acceptance length at the largest K of every ``epoch-*.pt`` in ``--curve``, in epoch order."""
+    files = sorted(Path(args.curve).glob("epoch-*.pt"))
+    if not files:
+        raise StageError(f"{args.curve}: no epoch-*.pt checkpoints\n  fix: train with --keep-epochs N")
+    k = max(args.k)
+    points = []
+    for f in files:
+        draft, state = load_checkpoint_draft(f, embed, dtype, device)
+        res = _decode_all(target, prompts, args, eos, EagleDrafter(draft), k)
+        check = compare_to_greedy(res.tokens, greedy, args.tie_margin)
+        points.append({"checkpoint": f.name, "epoch": state.get("epoch_float", state.get("epoch")),
+                       "step": state["step"], "train_tokens": state.get("tokens_seen"), "k": k,
+                       "acceptance_length": res.stats.acceptance_length(),
+                       "per_position_acceptance": res.stats.per_position_rate(),
+                       "lossless": f"{check['exact']}/{check['total']}"})
+    return points
 
 
 def build_parser() -> Any:
@@ -322,17 +287,26 @@ def build_parser() -> Any:
     p.add_argument("--model", default="smollm2", help="target: model dir, .gguf file, or 'smollm2'")
     p.add_argument("--gguf-file", default=None)
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--prepared-data", help="prepared dataset; prompts = each sample's non-loss prefix")
-    src.add_argument("--prompts", help="JSONL file with {\"prompt\": ...} or {\"messages\": [...]} per line")
+    src.add_argument("--prepared-data", help="tokenized dataset; prompts = each sample's non-loss prefix")
+    src.add_argument("--prompts",
+                     help="JSONL with {\"prompt\"}, {\"messages\"} or prepare's {\"conversations\"} per line")
     p.add_argument("--start", type=int, default=0, help="first sample of --prepared-data to use (held out)")
-    p.add_argument("--num-prompts", type=int, default=16)
+    p.add_argument("--num-prompts", type=int, default=64)
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--k", type=int, nargs="+", default=[3, 7], help="draft chain lengths")
     p.add_argument("--baselines", nargs="*", default=["untrained", "ngram"], choices=["untrained", "ngram"])
+    p.add_argument("--batch-size", type=int, default=64, help="prompts decoded together")
     p.add_argument("--eos", type=int, default=None, help="stop token id (default: the target config's)")
     p.add_argument("--seed", type=int, default=0, help="init seed of the untrained baseline (train's --seed)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="float32", help="target/draft dtype; float32 keeps the lossless check exact")
+    p.add_argument("--dtype", default="float32",
+                   help="target/draft dtype: float32 keeps the lossless check exact; bfloat16 (or auto: bf16 on GPU) "
+                        "decodes faster but departs from plain greedy wherever rounding differs between batch "
+                        "shapes (see docs/pipeline-model.md)")
+    p.add_argument("--tie-margin", type=float, default=None,
+                   help="a departure from greedy where its top-2 logit margin is at most this is a near-tie, "
+                        "not a failure (default: 0 in float32, 0.1 otherwise)")
+    p.add_argument("--curve", default=None, help="train --out directory: also measure its epoch-*.pt checkpoints")
     p.add_argument("--out", default=None, help="write the full results as JSON here")
     return p
 

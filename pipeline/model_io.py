@@ -208,3 +208,68 @@ def load_model(
     m.to(dev)
     m.eval()
     return m
+
+
+def convert_to_hf(model: str | os.PathLike[str], out: str | os.PathLike[str], dtype: Any = "bfloat16",
+                  gguf_file: str | None = None) -> Path:
+    """Write ``model`` (a GGUF file, usually) as a Hugging Face model directory with its tokenizer.
+
+    Dequantising a GGUF takes tens of seconds on every load; the stages of a GPU
+    pipeline load the target several times, so converting once pays. The
+    directory is written beside its final name and renamed into place, so a
+    directory under ``out`` is always complete. Returns ``out``.
+    """
+    target = Path(out)
+    if (target / "config.json").is_file():
+        return target
+    kwargs: dict[str, Any] = {}
+    _directory, gguf = split_model_path(model, gguf_file)
+    if gguf is not None:
+        try:  # newer transformers keep GGUF weights quantized unless asked; older ones always dequantise
+            from transformers import GgufConfig  # type: ignore[attr-defined]
+
+            kwargs["quantization_config"] = GgufConfig(dequantize=True)
+        except ImportError:
+            pass
+    m = load_model(model, gguf_file, dtype=dtype, device="cpu", **kwargs)
+    tok = load_tokenizer(model, gguf_file)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    try:
+        m.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipeline.model_io convert --model M --out DIR``: a GGUF target as an HF directory."""
+    import argparse
+    import sys
+    import time
+
+    p = argparse.ArgumentParser(prog="python -m pipeline.model_io",
+                                description="Convert a target (GGUF file or 'smollm2') to a local HF directory.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("convert", help="write the model and tokenizer as a Hugging Face directory")
+    c.add_argument("--model", default="smollm2", help="GGUF file, model dir, or 'smollm2'")
+    c.add_argument("--gguf-file", default=None)
+    c.add_argument("--out", required=True, help="directory to write (skipped when it is already complete)")
+    c.add_argument("--dtype", default="bfloat16")
+    args = p.parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        out = convert_to_hf(args.model, args.out, args.dtype, args.gguf_file)
+    except (ModelNotFoundError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    print(f"convert: {args.model} -> {out} ({args.dtype}) in {time.monotonic() - t0:.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

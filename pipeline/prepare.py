@@ -88,6 +88,7 @@ class PrepareReport:
     formats: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)  # "file:line: reason (detail)"
+    held_out: int = 0
 
     def drop(self, where: str, exc: Dropped) -> None:
         """Count a dropped record and keep the first few locations for the report."""
@@ -102,7 +103,8 @@ class PrepareReport:
         fmts = ", ".join(f"{n} {f}" for f, n in self.formats.most_common())
         return (
             f"prepare: {self.written} samples written ({fmts or 'none'}), "
-            f"{drops} dropped" + (f" ({why})" if why else "")
+            + (f"{self.held_out} held out, " if self.held_out else "")
+            + f"{drops} dropped" + (f" ({why})" if why else "")
         )
 
 
@@ -351,11 +353,17 @@ def prepare(
     limit: int | None = None,
     skip_invalid: bool = False,
     show_progress: bool = True,
+    holdout: int = 0,
+    holdout_output: Path | None = None,
 ) -> PrepareReport:
     """Normalize ``inputs`` into ``output`` JSONL (written atomically); return the report.
 
     Duplicate ids keep the first occurrence. Raises :class:`StageError` for
-    unreadable files (with file and line).
+    unreadable files (with file and line). With ``holdout`` N, N records go to
+    ``holdout_output`` instead of ``output``: those whose ids hash lowest
+    (sha256), so the choice depends only on the ids, not on the input order, and
+    the two files are disjoint by construction. The held-out file is written
+    first, so an ``output`` on disk always has its held-out partner.
     """
     report = PrepareReport()
     seen: set[str] = set()
@@ -385,6 +393,19 @@ def prepare(
                 break
     finally:
         bar.close()
+    if holdout:
+        if holdout_output is None:
+            raise StageError("--holdout needs --holdout-output FILE\n  fix: name the held-out prompts file")
+        if holdout >= len(lines):
+            raise StageError(f"--holdout {holdout}: only {len(lines)} samples; nothing would be left to train on\n"
+                             "  fix: hold out fewer prompts")
+        ids = [json.loads(line)["id"] for line in lines]
+        chosen = set(sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())[:holdout])
+        held = [line for line, i in zip(lines, ids) if i in chosen]
+        lines = [line for line, i in zip(lines, ids) if i not in chosen]
+        atomic_write_text(holdout_output, "".join(line + "\n" for line in held))
+        report.held_out = len(held)
+        report.written -= len(held)
     atomic_write_text(output, "".join(line + "\n" for line in lines))
     return report
 
@@ -405,7 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="stop after this many samples")
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid JSONL lines instead of failing")
     p.add_argument("--report", type=Path, default=None, help="also write the drop report as JSON here")
+    p.add_argument("--holdout", type=int, default=0, metavar="N",
+                   help="set N prompts aside (chosen by id hash) for evaluation; they never reach --output")
+    p.add_argument("--holdout-output", type=Path, default=None, help="JSONL file for the held-out prompts")
     args = p.parse_args(argv)
+    if args.holdout < 0 or (args.holdout and args.holdout_output is None):
+        p.error("--holdout must be >= 0 and needs --holdout-output")
     if args.limit is not None and args.limit <= 0:
         p.error("--limit must be positive")
     inputs: list[Path] = list(args.input)
@@ -416,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
             inputs = [SHIPPED_PROMPTS]
         log(f"prepare: reading {len(inputs)} file(s): {', '.join(str(i) for i in inputs[:3])}"
             + (" ..." if len(inputs) > 3 else ""))
-        report = prepare(inputs, args.output, args.format, args.limit, args.skip_invalid)
+        report = prepare(inputs, args.output, args.format, args.limit, args.skip_invalid,
+                         holdout=args.holdout, holdout_output=args.holdout_output)
     except StageError as exc:
         fail(str(exc))
     for ex in report.examples:
@@ -425,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         from pipeline.common import atomic_write_json
 
         atomic_write_json(args.report, {
-            "read": report.read, "written": report.written, "formats": dict(report.formats),
+            "read": report.read, "written": report.written, "held_out": report.held_out,
+            "holdout_output": str(args.holdout_output) if args.holdout else None, "formats": dict(report.formats),
             "dropped": dict(report.dropped), "examples": report.examples,
         })
     print(report.summary() + f" -> {args.output}", flush=True)

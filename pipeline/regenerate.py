@@ -57,6 +57,7 @@ __all__ = [
     "RegenerateStats",
     "Server",
     "load_done_ids",
+    "expand_samples",
     "load_prompts",
     "main",
     "prompt_messages",
@@ -204,7 +205,7 @@ def _close(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
 class RegenerateConfig:
     """Everything one regenerate run needs (the CLI fills it from arguments)."""
 
-    input: Path
+    input: Path | list[Path]
     output: Path
     errors: Path
     servers: list[str]
@@ -224,6 +225,11 @@ class RegenerateConfig:
     wait_ready: float = 30.0
     summary: Path | None = None
     show_progress: bool = True
+    samples: int = 1  # answers per prompt (ids get "#j" when more than one)
+    backend: str = "openai"  # or "local": batched transformers generation here
+    batch_size: int = 256  # local backend: prompts per generate call
+    device: str = "auto"
+    dtype: str = "auto"
 
 
 @dataclass
@@ -380,7 +386,7 @@ async def _complete(srv: Server, rec: dict[str, Any], cfg: RegenerateConfig) -> 
     if cfg.top_p is not None:
         payload["top_p"] = cfg.top_p
     if cfg.seed is not None:
-        payload["seed"] = cfg.seed
+        payload["seed"] = cfg.seed + int(rec.get("sample", 0))  # several samples of one prompt must differ
     payload.update(cfg.extra_body)
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     t0 = time.monotonic()
@@ -565,11 +571,27 @@ async def _run(cfg: RegenerateConfig, pending: list[dict[str, Any]], stats: Rege
             srv.close()
 
 
+def expand_samples(prompts: list[dict[str, Any]], samples: int) -> list[dict[str, Any]]:
+    """One record per wanted answer: ``id`` itself for one sample, ``id#0``.. ``id#N-1`` for N."""
+    if samples <= 1:
+        return [dict(r, sample=0) for r in prompts]
+    return [dict(r, id=f"{r['id']}#{j}", sample=j) for r in prompts for j in range(samples)]
+
+
 def regenerate(cfg: RegenerateConfig) -> RegenerateStats:
     """Run one regenerate pass (resuming from ``cfg.output``) and return its stats."""
-    prompts = load_prompts(cfg.input)
+    prompts: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
+    for path in cfg.input if isinstance(cfg.input, list) else [cfg.input]:
+        for rec in load_prompts(path):
+            if rec["id"] in seen:
+                raise StageError(f"{path}: id {rec['id']!r} is also in {seen[rec['id']]}\n"
+                                 "  fix: give the inputs distinct ids (prepare and synthesise prefix theirs)")
+            seen[rec["id"]] = path
+            prompts.append(rec)
     if cfg.limit is not None:
         prompts = prompts[: cfg.limit]
+    prompts = expand_samples(prompts, cfg.samples)
     cfg.output.parent.mkdir(parents=True, exist_ok=True)
     cfg.errors.parent.mkdir(parents=True, exist_ok=True)
     done_ids = load_done_ids(cfg.output)
@@ -579,7 +601,15 @@ def regenerate(cfg: RegenerateConfig) -> RegenerateStats:
     # pending again now, so their old entries are stale.
     atomic_write_text(cfg.errors, "")
     log(f"regenerate: {len(prompts)} prompts, {stats.resumed} already in {cfg.output}, {len(pending)} to do")
-    if pending:
+    if pending and cfg.backend == "local":
+        from pipeline.local_generate import generate_local
+
+        for rec in pending:
+            rec["messages"] = prompt_messages(rec["conversations"])
+        t = time.process_time()
+        generate_local(cfg, [r for r in pending if r["messages"]], stats)
+        stats.client_cpu_s = time.process_time() - t
+    elif pending:
         asyncio.run(_run(cfg, pending, stats))
     if cfg.summary:
         atomic_write_json(cfg.summary, stats.as_dict())
@@ -593,12 +623,21 @@ def main(argv: list[str] | None = None) -> int:
         "Regenerate assistant answers for prepared prompts through OpenAI-compatible servers "
         "(resumable by id; results and errors appended to JSONL as they complete).",
     )
-    p.add_argument("--input", "-i", type=Path, required=True, help="prompts JSONL from pipeline.prepare")
+    p.add_argument("--input", "-i", type=Path, action="append", required=True,
+                   help="prompts JSONL from pipeline.prepare or pipeline.synthesise (repeatable; ids must be unique)")
     p.add_argument("--output", "-o", type=Path, required=True, help="results JSONL (appended; resumed by id)")
     p.add_argument("--errors", type=Path, default=None, help="errors JSONL (default: OUTPUT with .errors.jsonl)")
+    p.add_argument("--backend", choices=["openai", "local"], default="openai",
+                   help="openai: OpenAI-compatible servers (--server); local: batched transformers generation here")
+    p.add_argument("--samples-per-prompt", type=int, default=1, help="answers per prompt (sample with --temperature)")
+    p.add_argument("--batch-size", type=int, default=256, help="local backend: prompts per generate call")
+    p.add_argument("--device", default="auto", help="local backend: auto, cuda, cpu")
+    p.add_argument("--dtype", default="auto", help="local backend: auto (bf16 on GPU), float32, ...")
     p.add_argument("--server", action="append", default=[], metavar="URL",
                    help="server base URL, repeatable for round-robin (default http://127.0.0.1:8000)")
-    p.add_argument("--model", default=None, help="model name to request (default: first of /v1/models)")
+    p.add_argument("--model", default=None,
+                   help="openai: model name to request (default: first of /v1/models); local: model dir, .gguf "
+                        "or 'smollm2'")
     p.add_argument("--concurrency", type=int, default=64, help="requests in flight")
     p.add_argument("--max-tokens", type=int, default=2048, help="max_tokens per answer")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: server's)")
@@ -617,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even if some samples failed (they are retried on the next run)")
     args = p.parse_args(argv)
-    for name in ("concurrency", "max_tokens"):
+    for name in ("concurrency", "max_tokens", "samples_per_prompt", "batch_size"):
         if getattr(args, name) <= 0:
             p.error(f"--{name.replace('_', '-')} must be positive")
     if args.timeout <= 0 or args.retries < 0 or args.backoff < 0:
@@ -630,6 +669,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--extra-body is not valid JSON: {exc.msg} at column {exc.colno}")
         if not isinstance(extra, dict):
             p.error("--extra-body must be a JSON object")
+    if args.backend == "local" and args.server:
+        p.error("--server is for --backend openai; the local backend generates in this process")
     errors = args.errors or args.output.with_name(
         args.output.name[: -len(".jsonl")] + ".errors.jsonl" if args.output.name.endswith(".jsonl")
         else args.output.name + ".errors.jsonl")
@@ -639,7 +680,8 @@ def main(argv: list[str] | None = None) -> int:
         max_tokens=args.max_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed,
         timeout=args.timeout, retries=args.retries, backoff=args.backoff, limit=args.limit,
         extra_body=extra, api_key=args.api_key, wait_ready=args.wait_ready, summary=args.summary,
-        show_progress=not args.no_progress,
+        show_progress=not args.no_progress, samples=args.samples_per_prompt, backend=args.backend,
+        batch_size=args.batch_size, device=args.device, dtype=args.dtype,
     )
     try:
         stats = regenerate(cfg)

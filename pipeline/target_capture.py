@@ -3,7 +3,7 @@
 Forward hooks on the three aux layers (0-based outputs 1, N/2-1, N-4) and the
 final norm capture exactly the tensors the servers feed the draft. Used by
 ``extract`` (batched, no cache: rows of every real token) and by ``evaluate``
-(incremental, with a KV cache: logits plus the aux features of new tokens).
+(batched decoding with a KV cache: logits plus the aux features of new tokens).
 :class:`VLLMCapture` does the same through vLLM for targets that need tensor
 parallelism (vLLM is imported only when it is used).
 """
@@ -51,6 +51,8 @@ class TargetCapture:
         self._handles = [layers[li].register_forward_hook(self._hook(slot)) for slot, li in enumerate(aux_layers)]
         self._handles.append(norm.register_forward_hook(self._hook(len(aux_layers))))
         self.device = next(model.parameters()).device
+        self._head: Any = None  # float32 copy of lm_head, made on first use
+        self._cache_name: str | None = None
 
     def _hook(self, slot: int) -> Callable[..., None]:
         def fn(_mod: Any, _inp: Any, out: Any) -> None:
@@ -92,11 +94,16 @@ class TargetCapture:
             self._captured.clear()
             return torch.stack(picked, dim=1)
 
-    def step(self, ids: list[int], cache: Any | None) -> tuple[Any, Any, Any]:
-        """Feed ``ids`` after ``cache`` (a transformers cache, None to start).
+    def decode_step(self, input_ids: Any, position_ids: Any, attention_mask: Any, cache: Any | None) -> tuple[Any, Any, Any]:
+        """One batched decoding forward with a KV cache whose slots may hold holes.
 
-        Returns (logits [n, V], aux features [n, 3H] in the model dtype, cache);
-        the cache object is updated in place.
+        ``input_ids``/``position_ids`` [B, T] are the new tokens and their
+        sequence positions; ``attention_mask`` [B, S + T] marks, for every cache
+        slot and the new ones, whether it holds a real token (rejected draft
+        tokens stay in the cache as masked holes, so rows never need cropping).
+        Returns (logits [B, T, V] in float32, aux features [B, T, 3H], cache):
+        logits come from the final norm's output through ``lm_head`` in float32,
+        so bf16 rounding of the logits cannot create argmax ties.
         """
         import torch
         from transformers import DynamicCache
@@ -104,10 +111,25 @@ class TargetCapture:
         with torch.inference_mode():
             if cache is None:
                 cache = DynamicCache()
-            x = torch.tensor([ids], device=self.device)
-            out = self.model(input_ids=x, past_key_values=cache, use_cache=True)
-            aux = torch.cat([self._captured[s] for s in range(len(self.aux_layers))], dim=-1)[0]
-            return out.logits[0], aux, cache
+            self._captured.clear()
+            out = self.base(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask,
+                            use_cache=True, **{self._cache_kwarg(): cache})
+            final = out.last_hidden_state
+            if self._head is None:
+                self._head = self.model.get_output_embeddings().weight.detach().float()
+            logits = torch.matmul(final.float(), self._head.t())
+            aux = torch.cat([self._captured[s] for s in range(len(self.aux_layers))], dim=-1)
+            self._captured.clear()
+            return logits, aux, cache
+
+    def _cache_kwarg(self) -> str:
+        """``cache`` in newer transformers (``past_key_values`` is deprecated there), else ``past_key_values``."""
+        if self._cache_name is None:
+            import inspect
+
+            self._cache_name = "cache" if "cache" in inspect.signature(self.base.forward).parameters \
+                else "past_key_values"
+        return self._cache_name
 
 
 def load_target(args: Any, stage: str) -> tuple[Any, Any, str]:

@@ -16,6 +16,7 @@ The model and its loss (``TTTLoss``) live in :mod:`pipeline.eagle3_model`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -123,6 +124,112 @@ def _lr_lambda(warmup: int, total: int) -> Any:
     return f
 
 
+def plan_steps(lengths: list[int], max_len: int, epochs: int, seed: int, per_step: int, batch_size: int,
+               batch_tokens: int | None, min_steps: int = 0) -> list[tuple[int, list[list[int]]]]:
+    """The whole training schedule: per optimizer step, its epoch and its ``per_step`` batches of sample indices.
+
+    ``per_step`` = ranks x gradient-accumulation micro-batches; rank r takes
+    batches ``r*accum .. (r+1)*accum-1`` of every step. Each epoch is a fresh
+    permutation seeded by (seed, epoch), so a resumed run replays the same
+    batches. With ``batch_tokens``, batches are length-bucketed: the permutation
+    is cut into chunks, each chunk sorted by length and packed into batches of
+    at most ``batch_tokens`` padded tokens, and the batches shuffled, so the
+    GPU sees little padding. Otherwise a batch is ``batch_size`` samples. The
+    ragged tail of an epoch is dropped so every rank gets a full step. Epochs
+    continue past ``epochs`` until there are ``min_steps`` steps.
+    """
+    n = len(lengths)
+    clipped = [min(int(x), max_len) for x in lengths]
+    steps: list[tuple[int, list[list[int]]]] = []
+    epoch = 0
+    while epoch < epochs or len(steps) < min_steps:
+        g = torch.Generator().manual_seed(seed * 1000003 + epoch)
+        perm = torch.randperm(n, generator=g).tolist()
+        batches: list[list[int]] = []
+        if batch_tokens is None:
+            batches = [perm[i : i + batch_size] for i in range(0, n - batch_size + 1, batch_size)]
+        else:
+            chunk = max(1, 64 * max(1, batch_tokens // max(1, max(clipped))))  # ~64 batches of the longest samples
+            for c in range(0, n, chunk):
+                part = sorted(perm[c : c + chunk], key=lambda i: -clipped[i])
+                cur: list[int] = []
+                for i in part:
+                    longest = clipped[cur[0]] if cur else clipped[i]
+                    if cur and (len(cur) + 1) * longest > batch_tokens:
+                        batches.append(cur)
+                        cur = []
+                    cur.append(i)
+                if cur:
+                    batches.append(cur)
+            order = torch.randperm(len(batches), generator=g).tolist()
+            batches = [batches[j] for j in order]
+        before = len(steps)
+        for s in range(0, len(batches) - per_step + 1, per_step):
+            steps.append((epoch, batches[s : s + per_step]))
+        epoch += 1
+        if len(steps) == before:  # too few samples for one step: more epochs would not help
+            break
+    return steps
+
+
+class ResidentHiddenStates:
+    """Every sample's hidden states in one tensor on the training device; batches are gathers, not copies.
+
+    On a GPU with room for the extraction this removes the host->device copy
+    and the Python collation from every step, which is what kept the GPU idle.
+    """
+
+    def __init__(self, ds: HiddenStatesDataset, device: str) -> None:
+        from safetensors.torch import load_file
+
+        shards = ds.manifest["shards"]
+        total = sum(int(sh["num_tokens"]) for sh in shards)
+        hidden = int(ds.manifest["hidden_size"])
+        self.hidden = torch.empty((total, 4, hidden), dtype=torch.bfloat16, device=device)
+        self.ids = torch.empty(total, dtype=torch.long, device=device)
+        self.mask = torch.empty(total, dtype=torch.bool, device=device)
+        base = []
+        pos = 0
+        for sh in shards:
+            t = load_file(str(ds.path / sh["file"]))
+            m = int(t["input_ids"].numel())
+            self.hidden[pos : pos + m] = t["hidden_states"].to(device)
+            self.ids[pos : pos + m] = t["input_ids"].long().to(device)
+            self.mask[pos : pos + m] = t["loss_mask"].bool().to(device)
+            base.append(pos)
+            pos += m
+            del t
+        self.starts = torch.tensor([base[k] + a for k, a, _b in ds.entries], dtype=torch.long, device=device)
+        self.lens = torch.tensor([b - a for _k, a, b in ds.entries], dtype=torch.long, device=device)
+        self.lens_host = [b - a for _k, a, b in ds.entries]
+
+    @staticmethod
+    def nbytes(ds: HiddenStatesDataset) -> int:
+        """Device memory the resident copy takes."""
+        tokens = sum(int(sh["num_tokens"]) for sh in ds.manifest["shards"])
+        return tokens * (4 * int(ds.manifest["hidden_size"]) * 2 + 8 + 1)
+
+    def batch(self, idx: list[int], max_len: int) -> dict[str, torch.Tensor]:
+        """Right-padded batch of samples ``idx`` (truncated at ``max_len``), already on the device."""
+        longest = min(max(self.lens_host[i] for i in idx), max_len)
+        sel = torch.tensor(idx, dtype=torch.long, device=self.starts.device)
+        steps = torch.arange(longest, device=self.starts.device)[None, :]
+        lens = self.lens[sel][:, None]
+        valid = steps < lens
+        gidx = self.starts[sel][:, None] + torch.minimum(steps, lens - 1)
+        return {"input_ids": self.ids[gidx] * valid, "loss_mask": self.mask[gidx] & valid, "valid": valid,
+                "hidden": self.hidden[gidx]}
+
+
+def _fits_on_device(ds: HiddenStatesDataset, device: str) -> bool:
+    """Whether the whole extraction fits on ``device`` with room to train (40% of free GPU memory; 2 GB on CPU)."""
+    need = ResidentHiddenStates.nbytes(ds)
+    if device.startswith("cuda"):
+        free, _total = torch.cuda.mem_get_info(torch.device(device))
+        return need < 0.4 * free
+    return need < 2e9
+
+
 def run_train(args: Any) -> int:
     """Run the stage; returns the exit code (0 done, 143 stopped by SIGTERM)."""
     from pipeline import model_io
@@ -163,10 +270,23 @@ def run_train(args: Any) -> int:
     params = [p for p in draft.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.95), weight_decay=args.weight_decay)
     n = len(ds)
-    global_batch = args.batch_size * world
-    steps_per_epoch = max(1, n // global_batch)  # drop the ragged tail: every rank gets a full batch
-    total = args.max_steps or steps_per_epoch * args.epochs
-    warmup = args.warmup_steps if args.warmup_steps is not None else max(1, int(0.03 * total))
+    lengths = [ds.length(i) for i in range(n)]
+    accum = max(1, args.grad_accum)
+    plan = plan_steps(lengths, args.max_len, args.epochs, args.seed, world * accum, args.batch_size,
+                      args.batch_tokens, min_steps=args.max_steps or 0)
+    if not plan:
+        raise StageError(f"{args.data}: {n} samples make no full step of {world * accum} batch(es)\n"
+                         "  fix: extract more samples, or lower --batch-size/--batch-tokens/--grad-accum")
+    total = args.max_steps or len(plan)
+    plan = plan[:total]
+    # Cumulative training tokens (all ranks) after each step: the learning curve's x axis.
+    tokens_after = []
+    acc_tokens = 0
+    for _e, batches in plan:
+        acc_tokens += sum(min(lengths[i], args.max_len) for b in batches for i in b)
+        tokens_after.append(acc_tokens)
+    epoch_ends = {i + 1 for i in range(len(plan)) if i + 1 == len(plan) or plan[i + 1][0] != plan[i][0]}
+    warmup = args.warmup_steps if args.warmup_steps is not None else max(1, int(args.warmup_ratio * total))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(warmup, total))
 
     step = 0
@@ -205,8 +325,8 @@ def run_train(args: Any) -> int:
             "scheduler": sched.state_dict(),
             "rng": _rng_state(),
             "step": at,
-            "epoch": at // steps_per_epoch,
-            "cursor": at % steps_per_epoch,
+            "epoch": plan[at - 1][0] if at else 0,
+            "tokens_seen": tokens_after[at - 1] if at else 0,
             "total_steps": total,
             "draft_config": draft.config.to_dict(),
             "extraction": str(Path(args.data).resolve()),
@@ -218,9 +338,25 @@ def run_train(args: Any) -> int:
         for old in sorted(out.glob(f"{CKPT_PREFIX}*.pt"), key=lambda p: int(p.stem[len(CKPT_PREFIX):]))[:-args.keep]:
             old.unlink(missing_ok=True)
 
+    def save_epoch(at: int) -> None:
+        """Weights only, kept for the learning curve (``evaluate --curve``)."""
+        if not is_main:
+            return
+        epoch = plan[at - 1][0] + 1
+        state = {"model": {k: v.detach().cpu() for k, v in draft.trainable_state_dict().items()},
+                 "draft_config": draft.config.to_dict(), "step": at, "epoch": epoch,
+                 "tokens_seen": tokens_after[at - 1]}
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        atomic_write_bytes(out / f"epoch-{epoch:03d}.pt", buf.getvalue())
+
     cuda = device.startswith("cuda")
-    perm_epoch = -1
-    perm = torch.arange(n)
+    resident = None
+    if args.data_on_device == "yes" or (args.data_on_device == "auto" and _fits_on_device(ds, device)):
+        t_load = time.monotonic()
+        resident = ResidentHiddenStates(ds, device)
+        log(f"train: {ResidentHiddenStates.nbytes(ds) / 1e9:.2f} GB of hidden states resident on {device} "
+            f"({time.monotonic() - t_load:.1f}s)")
     bar = progress(total, desc="train", unit="step", initial=step) if is_main else None
     t0 = time.monotonic()
     tokens_done = 0
@@ -228,32 +364,50 @@ def run_train(args: Any) -> int:
     mf = open(metrics_path, "a", encoding="utf-8") if is_main else None  # noqa: SIM115 - closed in finally
     try:
         while step < total:
-            epoch, cursor = divmod(step, steps_per_epoch)
-            if epoch != perm_epoch:
-                # The order depends only on (seed, epoch): a resumed run sees the same batches.
-                g = torch.Generator().manual_seed(args.seed * 1000003 + epoch)
-                perm = torch.randperm(n, generator=g)
-                perm_epoch = epoch
-            start = cursor * global_batch + rank * args.batch_size
-            idx = perm[start : start + args.batch_size].tolist()
-            batch = collate([ds[i] for i in idx], args.max_len)
-            batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-            if not cuda:
-                batch["hidden"] = batch["hidden"].float()
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
-                loss, correct, counted = model(batch["input_ids"], batch["loss_mask"], batch["valid"], batch["hidden"])
+            _epoch, batches = plan[step]
+            mine = batches[rank * accum : (rank + 1) * accum]
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss_sum = torch.zeros((), device=device)
+            correct = counted = None
+            ntok = 0
+            for j, idx in enumerate(mine):
+                if resident is not None:
+                    batch = resident.batch(idx, args.max_len)
+                else:
+                    batch = collate([ds[i] for i in idx], args.max_len)
+                    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+                if not cuda:
+                    batch["hidden"] = batch["hidden"].float()
+                sync = world == 1 or j == len(mine) - 1
+                ctx = model.no_sync() if not sync and hasattr(model, "no_sync") else contextlib.nullcontext()
+                with ctx:  # DDP all-reduces gradients only on the last micro-batch of a step
+                    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+                        loss, c, k = model(batch["input_ids"], batch["loss_mask"], batch["valid"], batch["hidden"])
+                    (loss / len(mine)).backward()
+                loss_sum += loss.detach()
+                correct = c if correct is None else correct + c
+                counted = k if counted is None else counted + k
+                ntok += int(batch["valid"].sum())
             torch.nn.utils.clip_grad_norm_(params, args.clip)
             opt.step()
             sched.step()
             step += 1
-            ntok = int(batch["valid"].sum())
-            tokens_done += ntok * world
+            loss = loss_sum / len(mine)
+            if world > 1:
+                import torch.distributed as dist
+
+                # Log the global batch's loss and accuracy, not rank 0's share.
+                stats = torch.cat([torch.stack([loss, torch.tensor(float(ntok), device=loss.device)]), correct, counted])
+                dist.all_reduce(stats)
+                loss, ntok = stats[0] / world, int(stats[1])
+                correct, counted = stats[2 : 2 + len(correct)], stats[2 + len(correct) :]
+            tokens_done += ntok
+            assert correct is not None and counted is not None
             if is_main and mf is not None and bar is not None:
                 acc = (correct / counted.clamp(min=1)).tolist()
-                rec = {"step": step, "loss": round(float(loss), 6), "acc": [round(a, 4) for a in acc],
-                       "lr": sched.get_last_lr()[0], "tokens": ntok}
+                rec = {"step": step, "epoch": plan[step - 1][0], "loss": round(float(loss), 6),
+                       "acc": [round(a, 4) for a in acc], "lr": sched.get_last_lr()[0], "tokens": ntok,
+                       "tokens_seen": tokens_after[step - 1], "tok_s": round(tokens_done / max(time.monotonic() - t0, 1e-9))}
                 mf.write(json.dumps(rec) + "\n")
                 mf.flush()
                 el = time.monotonic() - t0
@@ -263,6 +417,9 @@ def run_train(args: Any) -> int:
                 bar.update(1)
             if step % args.save_every == 0 or step == total:
                 save(step)
+            if args.keep_epochs and step in epoch_ends and ((plan[step - 1][0] + 1) % args.keep_epochs == 0
+                                                            or step == total):
+                save_epoch(step)
             if args.stop_after_steps is not None and step >= args.stop_after_steps and step < total:
                 save(step)
                 log(f"train: stopping at step {step} (--stop-after-steps); rerun with --resume to continue")
@@ -301,10 +458,18 @@ def build_parser() -> Any:
     p.add_argument("--ttt-decay", type=float, default=0.8, help="weight of step i is decay**i")
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.0)
-    p.add_argument("--warmup-steps", type=int, default=None, help="default: 3%% of the steps")
+    p.add_argument("--warmup-steps", type=int, default=None, help="default: --warmup-ratio of the steps")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=None, help="total optimizer steps (overrides --epochs)")
-    p.add_argument("--batch-size", type=int, default=8, help="samples per step per GPU")
+    p.add_argument("--batch-size", type=int, default=8, help="samples per batch (when --batch-tokens is not given)")
+    p.add_argument("--batch-tokens", type=int, default=None,
+                   help="length-bucketed batches of at most this many padded tokens (instead of --batch-size)")
+    p.add_argument("--grad-accum", type=int, default=1, help="batches per rank per optimizer step")
+    p.add_argument("--warmup-ratio", type=float, default=0.03, help="warmup as a share of the steps")
+    p.add_argument("--keep-epochs", type=int, default=0, metavar="EVERY",
+                   help="also keep epoch-NNN.pt weights every EVERY epochs and at the end (learning curve); 0: off")
+    p.add_argument("--data-on-device", choices=["auto", "yes", "no"], default="auto",
+                   help="hold all hidden states on the training device (auto: when they fit)")
     p.add_argument("--max-len", type=int, default=2048, help="truncate samples to this many tokens")
     p.add_argument("--clip", type=float, default=0.5, help="gradient-norm clip")
     p.add_argument("--save-every", type=int, default=500, help="checkpoint every N steps")

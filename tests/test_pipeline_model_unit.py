@@ -301,6 +301,33 @@ def test_train_resume_reproduces_loss_curve(tmp_path: Path, tiny_extracted: Path
         assert torch.allclose(ca[k].float(), cb[k].float(), atol=1e-6), k
 
 
+def test_two_ranks_follow_one_rank_with_grad_accum(tmp_path: Path, tiny_extracted: Path, tiny_prepared: Path) -> None:
+    """DDP (torchrun, 2 CPU ranks over gloo) sees the batches one process sees with --grad-accum 2: same curve.
+
+    Also the streaming loader (--data-on-device no) against the resident one, and bucketed batches.
+    """
+    vmap = _vocab_map(tmp_path / "vocab.safetensors", tiny_prepared)
+    common = ["--batch-tokens", "96", "--max-steps", "4"]
+    one = tmp_path / "one"
+    _train(one, tiny_extracted, vmap, *common, "--grad-accum", "2", "--data-on-device", "no")
+    two = tmp_path / "two"
+    proc = _run(["torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "pipeline.train",
+                 "--data", str(tiny_extracted), "--vocab-map", str(vmap), "--out", str(two), "--device", "cpu",
+                 "--batch-size", "4", "--max-steps", "8", "--save-every", "100", "--ttt-steps", "3", "--lr", "3e-3",
+                 "--warmup-steps", "2", *common, "--data-on-device", "yes"], timeout=400)
+    assert "train: 4 steps" in proc.stdout
+    a = [json.loads(x) for x in (one / "metrics.jsonl").read_text().splitlines()]
+    b = [json.loads(x) for x in (two / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in a] == [r["step"] for r in b] == [1, 2, 3, 4]
+    for ra, rb in zip(a, b):
+        assert ra["tokens"] == rb["tokens"] and ra["tokens_seen"] == rb["tokens_seen"]
+        assert ra["loss"] == pytest.approx(rb["loss"], rel=1e-4), (ra, rb)
+    wa = torch.load(one / "checkpoint-0000004.pt", weights_only=False)["model"]
+    wb = torch.load(two / "checkpoint-0000004.pt", weights_only=False)["model"]
+    for k in wa:
+        assert torch.allclose(wa[k].float(), wb[k].float(), atol=1e-5), k
+
+
 @pytest.fixture(scope="module")
 def tiny_draft(tmp_path_factory: pytest.TempPathFactory, tiny_extracted: Path, tiny_prepared: Path) -> Path:
     d = tmp_path_factory.mktemp("draft")
@@ -393,9 +420,9 @@ def test_evaluate_is_lossless_on_tiny_target(tmp_path: Path, tiny_draft: Path, t
                  "--eos", "-1", "--out", str(out)])
     assert "evaluate: K=3 acceptance length" in proc.stdout and "evaluate: K=7" in proc.stdout
     res = json.loads(out.read_text())
+    # Acceptance lengths that mean something are asserted in test_pipeline_evaluate.py; here: the stage's contract.
     for name, r in res["methods"].items():
         assert r["lossless"] == "4/4", name
-        assert 1.0 <= r["acceptance_length"] <= 1 + r["k"]
         assert len(r["per_position_acceptance"]) == r["k"]
         pp = r["per_position_acceptance"]
         assert all(pp[j] >= pp[j + 1] for j in range(len(pp) - 1))  # a later token needs all earlier ones
