@@ -25,8 +25,10 @@ from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
+from eagle3tui.logs.anatomy import exception_line, shape
 from eagle3tui.logs.history import StageHistory
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress
+from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.workers import split_worker, strip_log_header
@@ -42,6 +44,7 @@ _PROGRESS_MARKERS = [
     b"s/it",
     b"/s]",
     b"/s,",
+    b"/s ",
     b"%|",
     b"Completed |",
     "━".encode(),
@@ -49,16 +52,44 @@ _PROGRESS_MARKERS = [
     b'"loss"',
     b"'epoch'",
     b"throughput",
+    b"Throughput",
     b"step",
     b"Step",
     b"STEP",
-    b"loss=",
+    b"loss",
+    b"Loss",
     b"Epoch",
-    b"epoch ",
+    b"epoch",
+    b"iter",
+    b"Iter",
+    b"PerSec",
+    b"per second",
+    b"/sec",
+    b"acc",
+    b"Acc",
+    b"metric",
+    b"progress",
+    b"Decode batch",
+    b"Prefill batch",
+    b"/step",
+    b"t/s",
+    b"/s)",
+    b"Progress",
+    b"% complete",
+    b"BLEU",
+    b"bleu",
+    b"rouge",
+    b"ROUGE",
+    b"ppl",
+    b"perplexity",
+    b"Perplexity",
+    b"reward",
+    b"samples/s",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
-_GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
+_GENERIC_RULES = frozenset({"error-line", "python-warning", "warning-level", "error-level"})  # catch-alls
+_RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
@@ -137,6 +168,8 @@ class _OpenTraceback:
     worker: str | None
     lines: int = 1
     first_text: str = ""
+    ignored: bool = False  # announced by Python's "Exception ignored in"
+    request: bool = False  # its frames or its opener show request handling
 
 
 @dataclass
@@ -147,6 +180,8 @@ class _Pending:
     rule: Rule | None
     closed_at: float
     progress_after: bool = False
+    recoverable: bool = False  # fatal unless a restart/retry follows within a few lines
+    verdict: Verdict | None = None  # the judge's verdict it will turn into if fatal
 
 
 def _looks_like_exception(line: str) -> bool:
@@ -242,6 +277,12 @@ class StageLogMonitor:
         # handling of the above exception ...") continues it.
         self._last_closed: dict[str | None, tuple[_Pending | None, int, int]] = {}
         self._out: list[LogEvent] = []
+        # Per worker: line of the last "Exception ignored in" (its traceback
+        # and exception line are Python's ignored report) and of the last
+        # line on a request path (a traceback right after it failed a request).
+        self._ignored_at: dict[str | None, int] = {}
+        self._request_at: dict[str | None, int] = {}
+        self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
         self._now = 0.0
         self.stall.note_activity(self.started_at)
 
@@ -335,6 +376,14 @@ class StageLogMonitor:
         failed = exit_code is None or exit_code != 0 or signal is not None
         for p in self._pending:
             ev = p.event
+            if p.verdict is not None:
+                if not failed:
+                    ev.kind = "warning"
+                    ev.explanation = f"The process exited successfully after this: {ev.explanation}"
+                    self._emit(ev)
+                    continue
+                self._emit(self._as_fatal(p))
+                continue
             if failed:
                 ev.kind = "fatal"
                 ev.rule = p.rule.id if p.rule is not None and p.rule.kind == "fatal" else "traceback"
@@ -467,54 +516,107 @@ class StageLogMonitor:
         if "\x1b" in text:
             text = strip_ansi(text)
         segs = split_segments(text.rstrip("\r"))
+        if is_prog or idx is not None:
+            segs = split_glued(segs)
         last = len(segs) - 1
         for si, seg in enumerate(segs):
             worker, rest = split_worker(seg)
             if self._tb and worker in self._tb and self._tb_feed(worker, rest, no):
                 continue
+            if self._pending and is_recovery(rest):
+                self._recovered(no)
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
-                if rule is not None:
-                    if rule.id == "traceback":
-                        if strip_log_header(rest).startswith(_CHAIN[:2]):
-                            self._continue_chain(worker, no, rest)
-                        else:
-                            self._open_traceback(worker, no, rest)
-                            # "Scheduler hit an exception: Traceback (...)":
-                            # the words before the traceback can say more.
-                            head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
-                            if len(head.strip()) > 3:
-                                hr = self.rules.classify(head, self.stage)
-                                if (
-                                    hr is not None
-                                    and hr.id != "traceback"
-                                    and hr.kind != "info"
-                                    and hr.id not in _GENERIC_RULES
-                                ):
-                                    self._rule_event(hr, rest, worker, no)
-                        continue
-                    self._rule_event(rule, rest, worker, no)
-                    if rule.kind != "info":
+                if rule is not None and rule.id == "traceback":
+                    if strip_log_header(rest).startswith(_CHAIN[:2]):
+                        self._continue_chain(worker, no, rest)
+                    else:
+                        self._open_traceback(worker, no, rest)
+                        # "Scheduler hit an exception: Traceback (...)":
+                        # the words before the traceback can say more.
+                        head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
+                        if len(head.strip()) > 3:
+                            hr = self.rules.classify(head, self.stage)
+                            hv = judge_line(head, hr, self.stage_kind)
+                            if hv is not None and hv.kind not in ("info", "progress") and hv.rule not in _GENERIC_RULES:
+                                self._verdict_event(hv, rest, worker, no)
+                    continue
+                sh = shape(rest)
+                verdict = judge_line(rest, rule, self.stage_kind, sh)
+                if verdict is not None:
+                    verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))
+                    self._verdict_event(verdict, rest, worker, no)
+                    if verdict.kind not in ("info", "progress"):
                         continue
             if is_prog and si == last:
                 self._progress(rest, worker, no, seg)
 
-    def _rule_event(self, rule: Rule, rest: str, worker: str | None, no: int) -> None:
-        if rule.kind == "info" and not self.include_info:
+    def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int) -> None:
+        if v.rule == "exception-ignored":
+            self._ignored_at[worker] = no
+        elif v.kind == "fatal" and v.pending and no - self._ignored_at.get(worker, -99) <= 50:
+            # The exception line of Python's "Exception ignored in" report
+            # (its traceback was broken up, e.g. by console line wrapping).
+            self._ignored_at.pop(worker, None)
+            return
+        if v.rule in ("request-failed", "request-error-survived") or (
+            self.stage_kind == "service" and is_request_source(rest)
+        ):
+            self._request_at[worker] = no
+        if v.kind == "info" and not self.include_info:
             self.counts["info"] += 1  # counted, but not worth an object nobody reads
             return
-        self._emit(
-            LogEvent(
-                line=no,
-                end_line=no,
-                kind=rule.kind,
-                rule=rule.id,
-                text=rest.strip()[:_MAX_TEXT],
-                worker=worker,
-                explanation=rule.explanation,
-                action=rule.action,
-            )
+        ev = LogEvent(
+            line=no,
+            end_line=no,
+            kind=v.kind,
+            rule=v.rule,
+            text=rest.strip()[:_MAX_TEXT],
+            worker=worker,
+            explanation=v.explanation,
+            action=v.action,
         )
+        if v.kind == "fatal" and (v.pending or v.recoverable):
+            # Fatal unless the process shows otherwise: it goes on (pending)
+            # or restarts what died (recoverable).
+            ev.kind = "warning"
+            pend = _Pending(ev, self.rules.by_id.get(v.rule), self._now, recoverable=v.recoverable, verdict=v)
+            self._pending.append(pend)
+            return
+        self._emit(ev)
+
+    def _continuation(self, v: Verdict, worker: str | None, no: int, header: tuple[str | None, str]) -> Verdict:
+        """A generic warning that continues the message of the line before.
+
+        Programs print one message over several lines with the same header
+        (``[WARNING] async_io requires libaio ...`` then ``[WARNING] If libaio
+        is already installed ...``): the follow-on lines mean what the first
+        one meant.
+        """
+        prev = self._last_verdict.get(worker)
+        self._last_verdict[worker] = (no, header, v)
+        if prev is None or v.rule not in _GENERIC_RULES or v.kind != "warning":
+            return v
+        pno, pheader, pv = prev
+        if pno == no - 1 and pheader == header and header[0] is not None and pv.kind == "benign":
+            self._last_verdict[worker] = (no, header, pv)
+            return pv
+        return v
+
+    def _recovered(self, no: int) -> None:
+        """A restart/retry line: recoverable failures just before it were survived."""
+        keep: list[_Pending] = []
+        for p in self._pending:
+            if p.recoverable and no - p.event.end_line <= _RECOVERY_LINES:
+                ev = p.event
+                ev.kind = "warning"
+                ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
+                ev.explanation = f"Recovered: {p.event.explanation} A restart or retry followed (line {no})."
+                ev.action = "None unless it keeps happening."
+                self._emit(ev)
+            else:
+                keep.append(p)
+        self._pending = keep
 
     def _progress(self, rest: str, worker: str | None, no: int, seg: str, force: bool = False) -> None:
         upd = parse_progress(rest.strip(), worker)
@@ -571,7 +673,13 @@ class StageLogMonitor:
         old = self._tb.pop(worker, None)
         if old is not None:
             self._close_traceback(old, old.first_text, no - 1)
-        self._tb[worker] = _OpenTraceback(start=no, worker=worker, first_text=rest.strip())
+        self._tb[worker] = _OpenTraceback(
+            start=no,
+            worker=worker,
+            first_text=rest.strip(),
+            ignored=no - self._ignored_at.get(worker, -99) <= 3,
+            request=no - self._request_at.get(worker, -99) <= 2 or is_request_source(rest),
+        )
 
     def _continue_chain(self, worker: str | None, no: int, rest: str) -> None:
         last = self._last_closed.get(worker)
@@ -585,7 +693,12 @@ class StageLogMonitor:
         old = self._tb.pop(worker, None)
         if old is not None:
             self._close_traceback(old, old.first_text, no - 1)
-        self._tb[worker] = _OpenTraceback(start=start, worker=worker, first_text=rest.strip())
+        self._tb[worker] = _OpenTraceback(
+            start=start,
+            worker=worker,
+            first_text=rest.strip(),
+            request=bool(old and old.request) or no - self._request_at.get(worker, -99) <= 12,
+        )
 
     def _tb_feed(self, worker: str | None, rest: str, no: int) -> bool:
         """Feed one line to the open traceback of ``worker``; True if it belongs to it."""
@@ -596,6 +709,8 @@ class StageLogMonitor:
             del self._tb[worker]
             return False
         if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
+            if not tb.request and self.stage_kind == "service" and is_request_frame(body):
+                tb.request = True
             return True
         del self._tb[worker]
         if _looks_like_exception(body):
@@ -621,13 +736,17 @@ class StageLogMonitor:
             worker=tb.worker,
             explanation="",
         )
-        if rule is not None and rule.kind in ("fatal", "benign"):
+        ignored = tb.ignored or tb.start - self._ignored_at.get(tb.worker, -99) <= 3
+        v = judge_traceback(exc_line, rule, ignored=ignored, request=tb.request, stage_kind=self.stage_kind)
+        if ignored and exception_line(strip_log_header(exc_line)) is not None:
+            self._ignored_at.pop(tb.worker, None)  # its exception line is consumed
+        if v is not None:
             # The exception line itself says what happened (OOM, NCCL, a
-            # harmless optional import): no need to wait for the process.
-            ev.kind = rule.kind
-            ev.rule = rule.id
-            ev.explanation = rule.explanation
-            ev.action = rule.action
+            # harmless optional import, a failed request): no need to wait.
+            ev.kind = v.kind
+            ev.rule = v.rule
+            ev.explanation = v.explanation
+            ev.action = v.action
             self._emit(ev)
             self._last_closed[tb.worker] = (None, end, tb.start)
             return
@@ -645,21 +764,39 @@ class StageLogMonitor:
         keep: list[_Pending] = []
         for p in self._pending:
             lines_after = self.line_no - p.event.end_line
+            if p.recoverable:
+                if lines_after > _RECOVERY_LINES:
+                    self._emit(self._as_fatal(p))  # nothing restarted it
+                else:
+                    keep.append(p)
+                continue
             if p.progress_after or (
                 lines_after >= self.went_on_lines and self._now - p.closed_at >= self.went_on_s
             ):
                 ev = p.event
                 ev.kind = "warning"
-                ev.rule = "traceback-handled"
-                ev.explanation = (
-                    "An exception was logged but the process went on (it was caught, or only one "
-                    "request or task failed)."
-                )
+                if ev.rule == "traceback":
+                    ev.rule = "traceback-handled"
+                    ev.explanation = (
+                        "An exception was logged but the process went on (it was caught, or only one "
+                        "request or task failed)."
+                    )
+                else:
+                    ev.explanation = f"The process went on after this: {ev.explanation}"
                 ev.action = "None unless it repeats or the stage later fails."
                 self._emit(ev)
             else:
                 keep.append(p)
         self._pending = keep
+
+    def _as_fatal(self, p: _Pending) -> LogEvent:
+        """The pending event as the fatal event it turned out to be."""
+        ev = p.event
+        ev.kind = "fatal"
+        v = p.verdict
+        if v is not None:
+            ev.rule, ev.explanation, ev.action = v.rule, v.explanation, v.action
+        return ev
 
     # -- early exit -------------------------------------------------------
     def _early_exit(self, exit_code: int | None, signal: int | None, ran: float) -> LogEvent:

@@ -39,8 +39,20 @@ KINDS = ("fatal", "benign", "warning", "progress", "info")
 _REQUIRED = ("id", "pattern", "kind", "explanation")
 _OPTIONAL = ("action", "stages", "keywords", "examples")
 _MIN_KEYWORD = 3
+# Literals that route a line to the structural judge even when no rule names
+# it: process lifecycle words, native failure reports, fatal levels.
+STRUCTURAL_KEYWORDS = (
+    "died", "dead", "killed", "Killing", "Terminating", "terminated", "crashed", "aborted", "signal",
+    "exit", "Exit", "return code", "non-zero", "nonzero", "failure", "Failure", "FAILURE", "Check failed",
+    "fatal", "Fatal", "FATAL", "CRITICAL", "unrecoverable", "terminate called", "panic", "Interrupt",
+    "ignored", "deprecat", "[E", "]:[E", "[F", "]:W0", "]:W1", "]:E0", "]:E1", "]:F0", "]:F1",
+    # error-looking words a program may log at INFO, or next to a fallback
+    "not found", "No such", "cannot", "Cannot", "unable", "Unable", "not installed", "not available",
+    "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
+    "*** ", "Exception raised from",
+)
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
-_MAX_GATE_GROUPS = 4  # beyond this the full automaton alone is as fast
+_MAX_GATE_GROUPS = 5  # beyond this the full automaton alone is as fast
 
 
 @dataclass(frozen=True)
@@ -213,9 +225,12 @@ class RuleSet:
     of fatal errors, and catch-alls last.
     """
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
+    def __init__(self, rules: Iterable[Rule], structural: Iterable[str] = STRUCTURAL_KEYWORDS) -> None:
         self.rules: list[Rule] = list(rules)
         kw_rules: dict[str, list[int]] = {}
+        for k in structural:
+            # No rule behind these: a hit only makes the line a candidate.
+            kw_rules.setdefault(k, [])
         self._unkeyed: list[tuple[int, re.Pattern[bytes] | None]] = []
         for i, r in enumerate(self.rules):
             if r.keywords:
