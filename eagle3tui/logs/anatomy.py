@@ -46,7 +46,7 @@ _OUTER = [
     # a stray SGR fragment whose ESC was lost: "[0m "
     re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
     # caret-escaped ANSI as copied from a terminal: "^[[1;36m"
-    re.compile(r"\^\[\[\d{1,3}(?:;\d{1,3}){0,4}m"),
+    re.compile(r"\^\[\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
 ]
 _WORKER_PAREN = re.compile(r"\(([^()]{1,100}?)\s?pid=\d{1,10}(?:,\s?ip=[\d.:a-f]{1,64})?\)\s?")
 _WORKER_BRACKET = re.compile(r"\[(rank\d{1,6}|default\d{1,6}|Rank \d{1,6})\]:\s?")
@@ -88,6 +88,8 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     # "[W1206 18:44:12.7 ProcessGroupNCCL.cpp:4115] msg", "[E ProcessGroupNCCL.cpp:458] msg"
     (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,10}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     (re.compile(r"\[([IWEF])(?:\d{3,4}\s" + _TIME + r")?\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
+    # TensorFlow / absl: "2025-02-09 09:37:32.334610: E external/xla/cuda_dnn.cc:9261] msg"
+    (re.compile(rf"{_DATE}\s{_TIME}:\s([IWEF])\s([\w./\\-]{{1,200}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
     # Ray core: "[2021-09-14 10:10:20,326 E 2122527 2122927] task_manager.cc:332: msg"
     (re.compile(rf"\[{_DATE}\s{_TIME}\s([IWEFD])\s\d{{1,10}}\s\d{{1,10}}\]\s(?:\(\w{{1,40}}\)\s)?([\w./-]{{1,120}}:\d{{1,6}}):\s?(.*)", re.S), 1, 2, 3),
     # Ray python: "2023-01-03 10:33:59,262 WARNING worker.py:1851 -- msg", "2024-01-09 17:49:32,362\tERROR x.py:911 -- msg"
@@ -108,11 +110,15 @@ _NCCL = re.compile(
 _LOGFMT_LEVEL = re.compile(r"(?:^|\s)level=\"?(\w{1,10})")
 _JSON_LEVEL = re.compile(r"\"level\"\s?:\s?\"(\w{1,10})\"")
 # Python's warnings module: "/path/x.py:10: UserWarning: msg"
-_PYWARN = re.compile(r"(?:[^:\s]{1,400}:\d{1,6}:\s)?([A-Z]\w{0,60}Warning):\s(.*)", re.S)
+_PYWARN = re.compile(r"(?:(?:[A-Za-z]:)?[^:\s]{1,400}:\d{1,6}:\s)?([A-Z]\w{0,60}Warning):\s(.*)", re.S)
 # A library's own prefix before a level: "libibverbs: Warning: ...", "myprog: error: ..."
 _LIB_LEVEL = re.compile(r"([\w.-]{1,40}):\s(WARNING|Warning|warning|ERROR|Error|error):\s(.*)", re.S)
 # A bare leading level word: "WARNING: apex ...", " [WARNING]  async_io ...", "Warning: ...", "warning: failed to mlock"
-_BARE_LEVEL = re.compile(r"\s{0,4}\[?(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal)\]?:?\s{1,6}(.*)", re.S)
+_BARE_LEVEL = re.compile(
+    r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
+    r"\s{1,6}(.*)",
+    re.S,
+)
 # "Name: message" where Name is a dotted identifier ending like an exception class
 _EXC_NAME = re.compile(
     r"((?:[A-Za-z_]\w{0,80}\.){0,8}[A-Za-z_]?\w{0,80}"
@@ -191,7 +197,7 @@ def shape_inner(text: str) -> Shape:
         return Shape("warning", "", m.group(2) + text[HEAD_CHARS:], category=cat)
     m = _BARE_LEVEL.match(head)
     if m:
-        return Shape(_LEVELS[m.group(1).upper()], "", m.group(2) + text[HEAD_CHARS:])
+        return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", m.group(3) + text[HEAD_CHARS:])
     m = _LIB_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[m.group(2).upper()], m.group(1), m.group(3) + text[HEAD_CHARS:])

@@ -34,11 +34,11 @@ from eagle3tui.logs.anatomy import Shape, exception_line, shape
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
     r"(?:process(?:es)?|proc|procs|worker|workers|child|children|subprocess(?:es)?|rank|ranks|engine|"
-    r"actor|job|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server)"
+    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server)"
 )
 _DIED = re.compile(
     rf"\b{_SUBJECT}\b[^.;!?]{{0,60}}?\b(?:died|is dead|has died|was killed|got killed|were killed|been killed|"
-    r"terminated (?:unexpectedly|with|by|abnormally)|crashed|has been aborted|was aborted|segfaulted)\b"
+    r"terminated (?:unexpectedly|with|by|abnormally)|crashed|aborted|segfaulted|cancell?ed(?! by (?:the )?user))\b"
     rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b",
     re.I,
 )
@@ -49,7 +49,7 @@ _LAUNCHER_KILL = re.compile(
     re.I,
 )
 _NONZERO_EXIT = re.compile(
-    r"\b(?:exit(?:ed|s)?|return(?:ed|s)?)\s(?:with\s)?(?:a\s)?(?:non-?zero|(?:return\s|exit\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b)"
+    r"\b(?:exit(?:ed|s)?|return(?:ed|s)?|failed)\s(?:with\s)?(?:a\s)?(?:non-?zero|(?:return\s|exit\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b)"
     r"|\bnon-?zero (?:exit|return) (?:code|status)\b|\bexit ?code\s{0,4}:\s{0,4}-?[1-9]",
     re.I,
 )
@@ -70,14 +70,15 @@ _NCCL_TRACE = re.compile(r"(?:^|\s)[\w./-]{1,120}\.(?:cc|cu|h|cpp):\d{1,6}\s->\s
 _ERRORISH = re.compile(
     r"\b(?:error|errors|fail(?:ed|ure|s|ing)?|cannot|can't|could ?not|couldn't|unable|not found|no such|"
     r"not available|not installed|missing|invalid|denied|refused|unsupported|not supported|exception|abort(?:ed)?|"
-    r"crash(?:ed)?|timed? ?out|no \w{1,30} (?:found|available)|returned \d)\b",
+    r"crash(?:ed)?|timed? ?out|no \w{1,30} (?:found|available)|no module|returned \d)\b",
     re.I,
 )
 # Something optional is absent and the program carries on without it.
 _ABSENT = re.compile(
     r"\.so\b|\.dll\b|\.dylib\b|shared object|No module named|ModuleNotFoundError|ImportError|"
-    r"\bnot (?:found|installed|available|supported)\b|\bno [\w-]{1,30}(?: [\w-]{1,30}){0,2} (?:found|available)\b|"
-    r"\bcouldn't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b|\bmissing\b",
+    r"\bnot (?:found|installed|available|supported)\b|\bno (?:[\w-]{1,30} ){0,2}(?:plugin|module|package|library|driver|extension|backend|kernel|binary|"
+    r"implementation|metadata|device|devices|support)(?: [\w-]{1,30}){0,2} (?:was |were |is |are )?(?:found|available)\b|"
+    r"\bno module\b|\bcouldn't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b",
     re.I,
 )
 # The program says what it does instead: harmless for the run at hand.
@@ -85,7 +86,9 @@ _FALLBACK = re.compile(
     r"\bfall(?:ing|s)?[ -]?back\b|\binstead\b|\busing (?:the )?(?:internal|default|native|fallback|auto|generic|"
     r"JIT|CPU|PyTorch|torch|pure[- ]python|slow(?:er)?|reference)\b|\bwill be ignored\b|\bis ignored\b|"
     r"\bhas no effect\b|\bdefaults? used\b|\bdeprecat\w{0,6}\b|\bwill be removed\b|\bno longer (?:needed|used|supported)\b|"
-    r"\bcan be (?:safely )?ignored\b|\bsafe to ignore\b|\bplease ignore\b|\bskipping\b",
+    r"\bcan be (?:safely )?ignored\b|\bsafe to ignore\b|\bplease ignore\b|\bskipping\b|"
+    r"\b(?:will )?proceed(?:ing)? (?:with|without)\b|\b(?:processing|continuing|running|starting|training) without\b|"
+    r"\balready (?:been )?(?:registered|exists?|initiali[sz]ed|loaded|installed|defined|run)\b",
     re.I,
 )
 _RECOVERY = re.compile(
@@ -109,6 +112,7 @@ _REQUEST_WORDS = re.compile(
     r"extracting tool call|chat_completion\w{0,30})|\bRequest (?:failed|\S{1,80} failed)\b|\bBad request\b",
     re.I,
 )
+_CATCH_ALL = frozenset({"error-line", "python-warning"})
 # Autotuning compiles candidate kernels and drops the ones that fail.
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
 # The distributed runtime's own C++ error level precedes a failure of the job.
@@ -303,13 +307,14 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return Verdict(v.kind, v.rule, v.explanation, v.action, pending=True)
         return _from_rule(rule)
     errorish = _ERRORISH.search(body) is not None
+    generic = getattr(rule, "id", "") in _CATCH_ALL
     # 7. Harmless by its own account: optional part absent, fallback, deprecation.
-    if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category):
+    if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
         if _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):
             return make("benign", "autotune-candidate")
         if (errorish or level in ("warning", "error")) and _ABSENT.search(body) and level != "error":
             return make("benign", "optional-missing")
-        if (errorish or level in ("warning", "error") or sh.category) and _FALLBACK.search(body):
+        if (errorish or level in ("warning", "error") or sh.category or generic) and _FALLBACK.search(body):
             return make("benign", "fallback")
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     if exc is not None:
@@ -325,6 +330,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         if errorish and rkind != "info":
             return make("benign", "info-level-error")
         return _from_rule(rule) if rule is not None and rkind in ("info", "progress") else None
+    if rule is not None and generic and level is None and not sh.category:
+        # The catch-alls match a word ("WARN", "Error") anywhere; without a
+        # level in the header only an error-looking message counts.
+        return make("warning", "error-level") if errorish or exc is not None else None
     if rule is not None and rkind in ("info", "progress", "warning"):
         return _from_rule(rule)
     if level == "warning":

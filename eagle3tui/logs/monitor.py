@@ -282,6 +282,7 @@ class StageLogMonitor:
         # line on a request path (a traceback right after it failed a request).
         self._ignored_at: dict[str | None, int] = {}
         self._request_at: dict[str | None, int] = {}
+        self._pywarn_at: dict[str | None, int] = {}  # last Python warning line per worker
         self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
         self._now = 0.0
         self.stall.note_activity(self.started_at)
@@ -542,6 +543,10 @@ class StageLogMonitor:
                                 self._verdict_event(hv, rest, worker, no)
                     continue
                 sh = shape(rest)
+                if rest.startswith("  ") and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
+                    continue  # the source line Python's warnings module echoes after a warning
+                if sh.category:
+                    self._pywarn_at[worker] = no
                 verdict = judge_line(rest, rule, self.stage_kind, sh)
                 if verdict is not None:
                     verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))

@@ -49,7 +49,8 @@ STRUCTURAL_KEYWORDS = (
     # error-looking words a program may log at INFO, or next to a fallback
     "not found", "No such", "cannot", "Cannot", "unable", "Unable", "not installed", "not available",
     "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
-    "*** ", "Exception raised from",
+    "*** ", "Exception raised from", "without", "proceed", "already", "No module", "no module", "CANCELLED",
+    "cancelled", "canceled",
 )
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
 _MAX_GATE_GROUPS = 5  # beyond this the full automaton alone is as fast

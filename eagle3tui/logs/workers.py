@@ -31,7 +31,8 @@ def split_worker(text: str) -> tuple[str | None, str]:
     names, rest = peel_workers(rest)
     if not names:
         return None, rest
-    return names[-1], rest.removeprefix(" ")
+    rest = peel(rest.removeprefix(" "))  # "(Worker pid=1)^[[0;0m WARNING ...": tags inside the prefix
+    return names[-1], rest
 
 
 def strip_log_header(text: str) -> str:
