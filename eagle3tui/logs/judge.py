@@ -205,8 +205,8 @@ EXPLAIN = {
         "NCCL informational message that mentions a missing or failed optional component; NCCL carries on.",
         "None needed.",
     ),
-    "warning-level": ("The program logged a warning; the job continues.", "Read it if the job later misbehaves."),
-    "error-level": (
+    "python-warning": ("A warning from the program or a library; the job continues.", "Read it if the job later misbehaves."),
+    "error-line": (
         "An error was logged that no specific rule recognises; the process has not ended because of it (yet).",
         "Read the line; if the stage later fails, this is a likely cause. Add a [[rule]] to pipeline.toml to classify it.",
     ),
@@ -269,7 +269,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
                 return make("benign", "optional-missing")
             if _ERRORISH.search(body) or "truncated" in body:
                 return make("fatal", "nccl-failure")
-            return _from_rule(rule) if rule is not None else make("warning", "warning-level")
+            return _from_rule(rule) if rule is not None else make("warning", "python-warning")
         if _ERRORISH.search(body):
             return make("benign", "nccl-info")
         return _from_rule(rule) if rule is not None and rkind == "info" else None
@@ -333,13 +333,13 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     if rule is not None and generic and level is None and not sh.category:
         # The catch-alls match a word ("WARN", "Error") anywhere; without a
         # level in the header only an error-looking message counts.
-        return make("warning", "error-level") if errorish or exc is not None else None
+        return make("warning", "error-line") if errorish or exc is not None else None
     if rule is not None and rkind in ("info", "progress", "warning"):
         return _from_rule(rule)
     if level == "warning":
-        return make("warning", "warning-level")
+        return make("warning", "python-warning")
     if level == "error":
-        return make("warning", "error-level")
+        return make("warning", "error-line")
     return None
 
 

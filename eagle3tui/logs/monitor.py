@@ -88,7 +88,7 @@ _PROGRESS_MARKERS = [
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
-_GENERIC_RULES = frozenset({"error-line", "python-warning", "warning-level", "error-level"})  # catch-alls
+_GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _CHAIN = (
     "During handling of the above exception",
