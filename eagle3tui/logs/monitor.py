@@ -513,7 +513,11 @@ class StageLogMonitor:
     def _line(self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool) -> None:
         text = raw.decode("utf-8", "replace")
         if len(text) > self.follower.max_line:
-            text = text[-self.follower.max_line :]
+            # Keep both ends of an over-long line: its head says what it is
+            # ("torch.OutOfMemoryError: ..." before a 70 kB state_dict key
+            # list), its tail holds the latest state of a redrawn bar.
+            half = self.follower.max_line // 2
+            text = text[:half] + " … " + text[-half:]
         if "\x1b" in text:
             text = strip_ansi(text)
         segs = split_segments(text.rstrip("\r"))

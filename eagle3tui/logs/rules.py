@@ -30,6 +30,11 @@ else:  # pragma: no cover - 3.10
 
     import tomli as tomllib
 
+try:  # RE2: linear-time matching for the user's patterns (no backtracking).
+    import re2 as _re2
+except ImportError:  # pragma: no cover - a declared dependency
+    _re2 = None  # type: ignore[assignment]
+
 try:  # A Rust Aho-Corasick: one pass, many literals, ~350 MB/s on one core.
     import ahocorasick_rs as _ahocorasick
 except ImportError:  # pragma: no cover - exercised by the fallback test
@@ -74,7 +79,10 @@ class Rule:
     stages: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     source: str = "builtin"
-    regex: re.Pattern[str] = field(default=re.compile(""), compare=False, repr=False)
+    # Builtin rules use Python's re (their patterns are reviewed and tested
+    # for bounded backtracking); user rules use RE2, linear in the line's
+    # length whatever the pattern.
+    regex: Any = field(default=re.compile(""), compare=False, repr=False)
 
     def applies_to(self, stage: str | None) -> bool:
         """Whether the rule is active for ``stage``."""
@@ -238,9 +246,15 @@ class RuleSet:
                 for k in r.keywords:
                     kw_rules.setdefault(k, []).append(i)
             else:
+                # Searched over a whole chunk, so ^ and $ must mean a line's
+                # ends (multi-line mode), as they do on one line.
                 try:
-                    brx: re.Pattern[bytes] | None = re.compile(r.pattern.encode("utf-8"))
-                except re.error:
+                    brx: Any = (
+                        compile_user_pattern(b"(?m)" + r.pattern.encode("utf-8"))
+                        if r.source == "user"
+                        else re.compile(r.pattern.encode("utf-8"), re.MULTILINE)
+                    )
+                except (re.error, ValueError):
                     brx = None  # not expressible on bytes: checked on every line
                 self._unkeyed.append((i, brx))
         self.keywords: list[str] = list(kw_rules)
@@ -419,6 +433,47 @@ def _line_of(source_path: str, rule_id: str) -> int | None:
     return None
 
 
+def compile_user_pattern(pattern: str | bytes) -> Any:
+    """Compile a user ``[[rule]]`` pattern with RE2 (linear time, no backtracking).
+
+    Raises ValueError with RE2's reason when the pattern uses a feature RE2
+    does not have (backreferences, lookaround) or is not a valid regex.
+    """
+    if _re2 is None:  # pragma: no cover - google-re2 is a dependency
+        raise ValueError("the google-re2 package is not installed (pip install google-re2)")
+    opts = _re2.Options()
+    opts.log_errors = False  # report through ConfigError, not on stderr
+    try:
+        return _re2.compile(pattern, opts)
+    except Exception as e:  # re2.error: RE2 reports bytes
+        msg = e.args[0] if e.args else e
+        if isinstance(msg, bytes):
+            msg = msg.decode("utf-8", "replace")
+        raise ValueError(str(msg)) from None
+
+
+def _key_line(source_path: str, rule_id: str, key: str) -> int | None:
+    """Line of ``key = ...`` inside the ``[[rule]]`` table whose id is ``rule_id``."""
+    id_line = _line_of(source_path, rule_id)
+    if id_line is None:
+        return None
+    try:
+        with open(source_path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    head = id_line - 1  # the table starts at the last "[" header above its id
+    while head > 0 and not lines[head].lstrip().startswith("["):
+        head -= 1
+    for no in range(head + 1, len(lines)):
+        text = lines[no].strip()
+        if text.startswith("["):
+            break  # the next table
+        if text.replace(" ", "").startswith(f"{key}="):
+            return no + 1
+    return None
+
+
 def _rule_from_spec(
     spec: dict[str, Any], index: int, source_path: str, source: str
 ) -> Rule:
@@ -457,13 +512,30 @@ def _rule_from_spec(
             f"use one of: {', '.join(KINDS)}",
         )
     try:
-        rx = re.compile(spec["pattern"])
+        rx: Any = re.compile(spec["pattern"])
     except re.error as e:
         raise err(
             f"invalid regular expression {spec['pattern']!r}: {e}",
             "rule.pattern",
             "fix the regex (Python re syntax); in TOML use '''...''' to avoid escaping backslashes",
         ) from None
+    if source == "user":
+        # A valid Python regex RE2 cannot run (lookaround, backreference):
+        # rejected, since only RE2 guarantees linear time on every line.
+        try:
+            rx = compile_user_pattern(spec["pattern"])
+        except ValueError as e:
+            raise ConfigError(
+                f"{label}: pattern {spec['pattern']!r} is not supported by the linear-time regex engine (RE2): {e}",
+                path=source_path,
+                key="rule.pattern",
+                line=_key_line(source_path, spec["id"], "pattern") or line,
+                fix=(
+                    "rewrite it without backreferences (\\1), lookahead/lookbehind ((?=, (?!, (?<=, (?<!) and "
+                    "possessive or atomic groups; e.g. match the literal text instead. User patterns run on "
+                    "every log line, so they must not be able to backtrack"
+                ),
+            ) from None
     lists: dict[str, tuple[str, ...]] = {}
     for k in ("stages", "keywords", "examples"):
         v = spec.get(k, [])
