@@ -28,7 +28,7 @@ from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_an
 from eagle3tui.logs.anatomy import exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress, split_glued
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.workers import split_worker, strip_log_header
@@ -267,6 +267,11 @@ class StageLogMonitor:
         self.went_on_s = went_on_s
         self.progress: ProgressUpdate | None = None
         self.progress_line: int | None = None
+        # A server's live figures, from its last throughput/metrics lines:
+        # throughput_tok_s, prompt_throughput_tok_s, running_reqs,
+        # queued_reqs, kv_usage (0..1); each key kept until a newer value.
+        self.figures: dict[str, float] = {}
+        self.figures_line: int | None = None
         self.last_output_at: float | None = None
         self.counts: Counter[str] = Counter()
         self.finished = False
@@ -633,6 +638,11 @@ class StageLogMonitor:
             return
         self.progress = upd
         self.progress_line = no
+        if upd.metrics:
+            figs = serving_figures(upd.metrics)
+            if figs:
+                self.figures.update(figs)
+                self.figures_line = no
         for p in self._pending:
             p.progress_after = True
         crossed = self.eta_tracker.feed(upd, self._now)

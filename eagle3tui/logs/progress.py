@@ -377,11 +377,18 @@ def split_glued(segs: list[str]) -> list[str]:
     return out
 
 
+# A server's gauges (SGLang's batch lines, vLLM's stats line).
+_GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq", "#new-token", "#cached-token",
+               "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
+
+
 def _metric_key(key: str) -> str | None:
     """``"metric"``, ``"counter"`` or None for a key of a metric pair."""
     k = key.strip().lower()
     if not k:
         return None
+    if k in _GAUGE_KEYS:
+        return "metric"
     last = k.rsplit(" ", 1)[-1]
     if k in _COUNTER_KEYS or last in ("step", "iteration", "epoch", "iter"):
         return "counter"
@@ -408,11 +415,13 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     metrics: dict[str, float] = {}
     counters: dict[str, float] = {}
     for m in _PAIR.finditer(s):
-        kind = _metric_key(m.group(1))
+        # A key starts after a sentence's end: "Decode batch. #running-req: 5".
+        key = m.group(1).rsplit(". ", 1)[-1].strip()
+        kind = _metric_key(key)
         if kind is None:
             continue
         val = _to_float(m.group(2).replace(",", ""))
-        (metrics if kind == "metric" else counters)[m.group(1).strip()] = val
+        (metrics if kind == "metric" else counters)[key] = val
     for m in _SPACE_METRIC.finditer(s):
         metrics.setdefault(m.group(1), _to_float(m.group(2)))
     if metrics:
