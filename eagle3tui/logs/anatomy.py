@@ -128,6 +128,74 @@ _EXC_NAME = re.compile(
 )
 
 
+def _first_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
+    """Characters a match of ``pattern`` can start with (ASCII), or None if any."""
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    if flags & re.I:
+        return None
+
+    def first(seq: object) -> set[str] | None:
+        for op, av in seq:  # type: ignore[attr-defined]
+            name = str(op)
+            if name == "AT":
+                continue  # zero-width
+            if name == "LITERAL":
+                return {chr(av)}
+            if name == "IN":
+                out: set[str] = set()
+                for iop, iav in av:
+                    iname = str(iop)
+                    if iname == "LITERAL":
+                        out.add(chr(iav))
+                    elif iname == "RANGE":
+                        out.update(chr(c) for c in range(iav[0], min(iav[1], 127) + 1))
+                    elif iname == "CATEGORY" and str(iav) == "CATEGORY_DIGIT":
+                        out.update("0123456789")
+                    else:
+                        return None  # negated sets, \w, \s: anything
+                return out
+            if name == "SUBPATTERN":
+                return first(av[-1])
+            if name == "BRANCH":
+                acc: set[str] = set()
+                for alt in av[1]:
+                    f = first(alt)
+                    if f is None:
+                        return None
+                    acc |= f
+                return acc
+            if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+                return first(av[2])
+            return None  # optional items, lookarounds, anything else
+        return None
+
+    got = first(sre_parse.parse(pattern, flags))
+    return frozenset(got) if got is not None else None
+
+
+def _dispatch(patterns: list[tuple[re.Pattern[str], object]]) -> tuple[dict[str, list], list]:
+    """Per first character, the entries whose pattern can match there (order kept)."""
+    firsts = [_first_chars(rx.pattern, rx.flags & ~re.S & ~re.U) for rx, _ in patterns]
+    table: dict[str, list] = {}
+    for c in map(chr, range(128)):
+        table[c] = [e for e, f in zip(patterns, firsts) if f is None or c in f]
+    anyc = [e for e, f in zip(patterns, firsts) if f is None]
+    return table, anyc
+
+
+# Patterns tried per first character of the text (a header starts with a
+# level word, a digit or "["): a line is matched against the few that can
+# start there instead of all of them, in the same order.
+_OUTER_BY_FIRST, _OUTER_ANY = _dispatch([(rx, None) for rx in _OUTER])
+_HEADERS_BY_FIRST, _HEADERS_ANY = _dispatch([(rx, (lv, src, body)) for rx, lv, src, body in _HEADERS])
+_BARE_FIRST = frozenset("[WEIFwe")  # what _BARE_LEVEL can start with after its blanks
+_EXC_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Fault", "Warning", "Timeout", "Exceeded",
+              "Cancelled", "Stop")
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """What the header of a line says: ``level`` (debug, info, warning,
@@ -147,7 +215,7 @@ def peel(text: str) -> str:
     changed = True
     while changed and text:
         changed = False
-        for rx in _OUTER:
+        for rx, _ in _OUTER_BY_FIRST.get(text[0], _OUTER_ANY):
             m = rx.match(text, 0, HEAD_CHARS)
             if m and m.end() < len(text):
                 text = text[m.end() :]
@@ -170,7 +238,7 @@ def shape(text: str) -> Shape:
     """Level, source and body of one line (prefixes already peeled)."""
     head = text[:HEAD_CHARS]
     rest = text[HEAD_CHARS:]
-    for rx, lv, src, body in _HEADERS:
+    for rx, (lv, src, body) in _HEADERS_BY_FIRST.get(head[:1], _HEADERS_ANY):
         m = rx.match(head)
         if m:
             level = _LEVELS.get(m.group(lv).upper() if len(m.group(lv)) > 1 else m.group(lv))
@@ -188,20 +256,20 @@ def shape(text: str) -> Shape:
 def shape_inner(text: str) -> Shape:
     """Headers that can also appear after another header (NCCL, warnings)."""
     head = text[:HEAD_CHARS]
-    m = _NCCL.match(head)
+    m = ("INFO" in head or "WARN" in head or "ERROR" in head or "TRACE" in head) and _NCCL.match(head)
     if m:
         return Shape(_LEVELS.get(m.group(2), "info"), m.group(1) or "nccl", m.group(3) + text[HEAD_CHARS:], True)
-    m = _PYWARN.match(head)
+    m = "Warning:" in head and _PYWARN.match(head)
     if m:
         cat = m.group(1)
         return Shape("warning", "", m.group(2) + text[HEAD_CHARS:], category=cat)
-    m = _BARE_LEVEL.match(head)
+    m = head.lstrip()[:1] in _BARE_FIRST and _BARE_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", m.group(3) + text[HEAD_CHARS:])
-    m = _LIB_LEVEL.match(head)
+    m = ("arning:" in head or "rror:" in head or "ARNING:" in head or "RROR:" in head) and _LIB_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[m.group(2).upper()], m.group(1), m.group(3) + text[HEAD_CHARS:])
-    m = _LOGFMT_LEVEL.search(head) or _JSON_LEVEL.search(head)
+    m = ("level=" in head and _LOGFMT_LEVEL.search(head)) or ('"level"' in head and _JSON_LEVEL.search(head)) or None
     if m and m.group(1).upper() in _LEVELS:
         return Shape(_LEVELS[m.group(1).upper()], "", text)
     return Shape(None, "", text)
@@ -214,6 +282,9 @@ def exception_line(body: str) -> tuple[str, str] | None:
     ``ray.exceptions.RayTaskError(ActorDiedError): ...``. Warnings are not
     exceptions here (their class ends in ``Warning``).
     """
+    c = body[:1]
+    if not (c.isalnum() or c == "_") or not any(w in body[:300] for w in _EXC_WORDS):
+        return None
     m = _EXC_NAME.match(body, 0, 300)
     if not m:
         return None
