@@ -18,19 +18,22 @@ from __future__ import annotations
 import os
 import re
 import time
+from bisect import bisect_left, insort
 from collections import Counter, deque
 from dataclasses import dataclass
+from itertools import compress
 
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
-from eagle3tui.logs.anatomy import exception_line, shape
+from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
+from eagle3tui.logs.templates import BY_TEMPLATE, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
 try:
@@ -87,6 +90,10 @@ _PROGRESS_MARKERS = [
     b"samples/s",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
+_TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
+_UNKNOWN = object()
+# Verdicts whose event needs more than counting and listing (_verdict_event).
+_SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
@@ -290,6 +297,7 @@ class StageLogMonitor:
         self._pywarn_at: dict[str | None, int] = {}  # last Python warning line per worker
         self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
         self._now = 0.0
+        self._templates: TemplateIndex | None = None
         self.stall.note_activity(self.started_at)
 
     # -- public -----------------------------------------------------------
@@ -464,6 +472,11 @@ class StageLogMonitor:
 
     def _scan_block(self, data: bytes, first_no: int) -> int:
         """Visit the interesting lines of ``data``; returns its line count."""
+        if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
+            if self._templates is None:
+                self._templates = TemplateIndex(self.rules)
+            if self._templates.usable:
+                return self._scan_templates(data, first_no, self._templates)
         cands = self.rules.scan(data)
         if self.progress_mode == "all":
             prog = _markers().line_starts(data)
@@ -515,7 +528,159 @@ class StageLogMonitor:
             no += 1
         return no - first_no
 
-    def _line(self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool) -> None:
+    def _scan_templates(self, data: bytes, first_no: int, tix: TemplateIndex) -> int:
+        """:meth:`_scan_block` by line template (see :mod:`templates`): same visits, same events."""
+        lines = data.split(b"\n")
+        lines.pop()  # data ends with a newline
+        temps = data.translate(TO_ZERO).split(b"\n")
+        temps.pop()
+        n = len(lines)
+        table = tix.by_template
+        uniq = set(temps)
+        new = uniq.difference(table)
+        if new:
+            tix.learn(uniq if tix.full(len(new)) else new)
+        ents = list(map(table.__getitem__, temps))
+        visit = list(compress(range(n), ents))  # lines whose template holds a keyword
+        prog: set[int] = set()
+        for p in _markers().last_lines(data, self.samples_per_block):
+            i = n - data.count(b"\n", p)
+            prog.add(i)
+            k = bisect_left(visit, i)
+            if k == len(visit) or visit[k] != i:
+                insort(visit, i)
+        below = 0
+        rules = self.rules
+        for i in visit:
+            if i < below:
+                continue  # visited while a traceback was open
+            e = ents[i]
+            if e is None or self._tb or i in prog or e.mode == SENSITIVE:
+                self._visit(lines[i], first_no + i, e, i in prog)
+            elif e.mode == BY_TEMPLATE:
+                if e.verdicts:
+                    self._apply(e.layout, e.verdicts[None], lines[i], first_no + i)
+                else:
+                    self._line(lines[i], first_no + i, e.idx, False, e)
+            else:  # EXACT: this line's own keywords (and rule), the template's meaning
+                raw = lines[i]
+                idx = tix.line_rules(e, raw)
+                if idx is None:
+                    continue
+                if e.verdicts:
+                    text = None
+                    if tix.reads_value(idx):
+                        text = raw.decode("utf-8", "replace")
+                        rule = rules.classify(text[e.layout[0] :], self.stage, idx)
+                        key = (idx, rule.id if rule is not None else None)
+                    else:
+                        key = (idx, "")
+                    v = e.verdicts.get(key, _UNKNOWN)
+                    if v is not _UNKNOWN:
+                        self._apply(e.layout, v, raw, first_no + i, text)
+                        continue
+                self._line(raw, first_no + i, idx, False, e)
+            if self._tb:
+                # Inside a traceback every line counts, as in _scan_block.
+                j = i + 1
+                while self._tb and j < n:
+                    self._visit(lines[j], first_no + j, ents[j], j in prog)
+                    j += 1
+                below = j
+        return n
+
+    def _visit(self, raw: bytes, no: int, e: Template | None, is_prog: bool) -> None:
+        """One line of a template scan, with what :meth:`RuleSet.scan` would give it."""
+        if e is None:
+            idx = None
+        elif e.mode == BY_TEMPLATE:
+            idx = e.idx
+        else:
+            assert self._templates is not None
+            idx = self._templates.line_rules(e, raw)
+        if idx is None and not is_prog and not self._tb:
+            return
+        self._line(raw, no, idx, is_prog)
+
+    def _apply(self, layout: tuple, verdict: Verdict | None, raw: bytes, no: int, text: str | None = None) -> None:
+        """What :meth:`_line` does for a line whose template's meaning is known."""
+        rest_off, wspan, src, level, category, recovery, request, echo = layout
+        worker = None
+        if wspan is not None:
+            if text is None:
+                text = raw.decode("utf-8", "replace")
+            worker = text[wspan[0] : wspan[1]]
+        if recovery and self._pending:
+            self._recovered(no)
+        if echo and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
+            return  # the source line Python's warnings module echoes after a warning
+        if category:
+            self._pywarn_at[worker] = no
+        if verdict is None:
+            return
+        if text is None:
+            text = raw.decode("utf-8", "replace")
+        rest = text[rest_off:]
+        source = src if type(src) is str else rest[src[0] : src[1]]
+        v = verdict
+        if v.kind == "warning" and v.rule in _GENERIC_RULES:
+            v = self._continuation(v, worker, no, (level, source))
+        else:
+            self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
+        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable:
+            self._verdict_event(v, rest, worker, no, request)
+            return
+        # _verdict_event and _emit for the common case, inlined (catch-up
+        # handles hundreds of thousands of these).
+        kind = v.kind
+        self.counts[kind] += 1
+        if kind == "info" and not self.include_info:
+            return
+        ev = LogEvent(no, no, kind, v.rule, rest.strip()[:_MAX_TEXT], worker, v.explanation, v.action)
+        if kind in ("fatal", "warning", "benign"):
+            self._tail.append(ev)
+        if kind == "progress" and not self.progress_events:
+            return
+        self._out.append(ev)
+
+    def _remember(self, tmpl: Template, key: object, text: str, worker: str | None, rest: str, sh: Shape,
+                  verdict: Verdict | None) -> None:
+        """Keep what this line means for the other lines of its template."""
+        if tmpl.layout is None:
+            rest_off = len(text) - len(rest)
+            if text[rest_off:] != rest:
+                return
+            wspan = None
+            if worker is not None:
+                a = text.rfind(worker, 0, rest_off)
+                if a < 0:
+                    return
+                wspan = (a, a + len(worker))
+            src: str | tuple[int, int] = sh.source
+            if any(c.isdigit() for c in src):
+                a = rest.find(src)
+                if a < 0:
+                    return
+                src = (a, a + len(src))
+            tmpl.layout = (
+                rest_off,
+                wspan,
+                src,
+                sh.level,
+                bool(sh.category),
+                is_recovery(rest),
+                self.stage_kind == "service" and is_request_source(rest),
+                rest.startswith("  "),
+            )
+            tmpl.verdicts = {}
+        assert tmpl.verdicts is not None
+        if len(tmpl.verdicts) < 64:
+            tmpl.verdicts[key] = verdict
+
+    def _line(
+        self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool, tmpl: Template | None = None
+    ) -> None:
+        tb_before = bool(self._tb)
         text = raw.decode("utf-8", "replace")
         if len(text) > self.follower.max_line:
             # Keep both ends of an over-long line: its head says what it is
@@ -557,6 +722,12 @@ class StageLogMonitor:
                 if sh.category:
                     self._pywarn_at[worker] = no
                 verdict = judge_line(rest, rule, self.stage_kind, sh)
+                if tmpl is not None and not tb_before and last == 0 and seg == text and "\x1b" not in text:
+                    key = None
+                    if tmpl.mode != BY_TEMPLATE:
+                        assert self._templates is not None and idx is not None
+                        key = (idx, (rule.id if rule is not None else None) if self._templates.reads_value(idx) else "")
+                    self._remember(tmpl, key, text, worker, rest, sh, verdict)
                 if verdict is not None:
                     verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))
                     self._verdict_event(verdict, rest, worker, no)
@@ -565,7 +736,7 @@ class StageLogMonitor:
             if is_prog and si == last:
                 self._progress(rest, worker, no, seg)
 
-    def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int) -> None:
+    def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None) -> None:
         if v.rule == "exception-ignored":
             self._ignored_at[worker] = no
         elif v.kind == "fatal" and v.pending and no - self._ignored_at.get(worker, -99) <= 50:
@@ -573,9 +744,9 @@ class StageLogMonitor:
             # (its traceback was broken up, e.g. by console line wrapping).
             self._ignored_at.pop(worker, None)
             return
-        if v.rule in ("request-failed", "request-error-survived") or (
-            self.stage_kind == "service" and is_request_source(rest)
-        ):
+        if request is None:
+            request = self.stage_kind == "service" and is_request_source(rest)
+        if v.rule in ("request-failed", "request-error-survived") or request:
             self._request_at[worker] = no
         if v.kind == "info" and not self.include_info:
             self.counts["info"] += 1  # counted, but not worth an object nobody reads

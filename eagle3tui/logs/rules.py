@@ -267,23 +267,12 @@ class RuleSet:
             self._ac = _ahocorasick.BytesAhoCorasick(
                 self._kw_bytes, implementation=_ahocorasick.Implementation.DFA
             )
-        self._gates: list[Any] = []
-        self.gates: list[bytes] = []
-        if _ahocorasick is not None and self.keywords:
-            gates = pick_gates(self._kw_bytes, limit=_GATE_GROUP * _MAX_GATE_GROUPS)
-            if gates is not None:
-                # Two levels. Short "gate" literals, one inside every keyword,
-                # in groups of 32: a leftmost-first automaton that small uses
-                # the library's SIMD (Teddy) search, several times faster than
-                # the full automaton over the block. Only lines with a gate hit
-                # then go through the full keyword automaton.
-                self.gates = gates
-                for i in range(0, len(gates), _GATE_GROUP):
-                    self._gates.append(
-                        _ahocorasick.BytesAhoCorasick(
-                            gates[i : i + _GATE_GROUP], matchkind=_ahocorasick.MatchKind.LeftmostFirst
-                        )
-                    )
+        # The gate automata are built on the first scan: a monitor that
+        # reads by template (catching up) never needs them, and picking them
+        # costs a few hundred milliseconds.
+        self._gates_built = False
+        self._gates_list: list[Any] = []
+        self._gate_literals: list[bytes] = []
         self._kw_rx = (
             re.compile(b"|".join(re.escape(k) for k in sorted(self._kw_bytes, key=len, reverse=True)))
             if self.keywords
@@ -296,6 +285,65 @@ class RuleSet:
     def accelerated(self) -> bool:
         """True when the Aho-Corasick prefilter is in use."""
         return self._ac is not None
+
+    @property
+    def _gates(self) -> list[Any]:
+        if not self._gates_built:
+            self._build_gates()
+        return self._gates_list
+
+    @property
+    def gates(self) -> list[bytes]:
+        """The short literals the block scan searches first (see :meth:`scan`)."""
+        if not self._gates_built:
+            self._build_gates()
+        return self._gate_literals
+
+    def _build_gates(self) -> None:
+        self._gates_built = True
+        if _ahocorasick is not None and self.keywords:
+            gates = pick_gates(self._kw_bytes, limit=_GATE_GROUP * _MAX_GATE_GROUPS)
+            if gates is not None:
+                # Two levels. Short "gate" literals, one inside every keyword,
+                # in groups of 32: a leftmost-first automaton that small uses
+                # the library's SIMD (Teddy) search, several times faster than
+                # the full automaton over the block. Only lines with a gate hit
+                # then go through the full keyword automaton.
+                self._gate_literals = gates
+                for i in range(0, len(gates), _GATE_GROUP):
+                    self._gates_list.append(
+                        _ahocorasick.BytesAhoCorasick(
+                            gates[i : i + _GATE_GROUP], matchkind=_ahocorasick.MatchKind.LeftmostFirst
+                        )
+                    )
+
+    @property
+    def has_unkeyed(self) -> bool:
+        """Some rule has no keyword (its regex is run over whole blocks)."""
+        return bool(self._unkeyed)
+
+    @property
+    def keyword_bytes(self) -> list[bytes]:
+        """The prefilter's literals (UTF-8), in :attr:`keywords` order."""
+        return self._kw_bytes
+
+    @property
+    def keyword_rules(self) -> list[tuple[int, ...]]:
+        """For each keyword, the indices of the rules it stands for."""
+        return self._kw_rules
+
+    def line_candidates(self, line: bytes) -> tuple[int, ...] | None:
+        """What :meth:`scan` gives for one line: its rules, or None if no keyword occurs."""
+        if self._ac is not None:
+            found = self._ac.find_matches_as_indexes(line, overlapping=True)
+            if not found:
+                return None
+            rs: set[int] = set()
+            for kw, _s, _e in found:
+                rs.update(self._kw_rules[kw])
+            return tuple(sorted(rs))
+        got = self.scan(line)
+        return got[0][2] if got else None
 
     @classmethod
     def from_specs(

@@ -1,0 +1,222 @@
+"""Catch-up by line template: a long log is mostly the same few lines.
+
+A healthy run prints the same messages over and over with different
+numbers: step counters, timestamps, throughput figures, request ids. Map
+every digit to ``0`` and those lines become one *template* (the digit
+count, and so every character position, is kept). Over a block of a log:
+
+1. ``data.translate`` and ``split`` make the templates of all lines in C;
+2. only templates not seen before are looked at in Python, by one
+   Aho-Corasick pass over the rule keywords with their digits mapped the
+   same way (so a template is a candidate whenever one of its lines may be);
+3. ``itertools.compress`` picks the candidate lines, again in C.
+
+Whatever a template's lines mean is decided on the first one and reused
+(:class:`Template`). Digits counted by a pattern (``\\d{1,6}``) mean the
+same for every value, and their count is part of the template. Where a
+digit's *value* can matter:
+
+* a keyword or a rule regex that names a digit (``[W0``, ``HTTP/1.1" 5``):
+  the template is ``EXACT``: each line gets its own keyword pass and rule
+  match, and the meaning is reused per (rules, matching rule);
+* a judge detector that reads a value (exit codes, NCCL's ``-> 2``): the
+  template is ``SENSITIVE`` and each line is judged on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from eagle3tui.logs.rules import RuleSet, _sre_parse
+
+try:
+    import ahocorasick_rs as _ahocorasick
+except ImportError:  # pragma: no cover - a declared dependency
+    _ahocorasick = None  # type: ignore[assignment]
+
+TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+MAX_TEMPLATE = 4096  # longer lines are each judged on their own
+MAX_TEMPLATES = 50_000  # forget them all beyond this (a log of unique lines)
+# The judge's detectors that read a digit's value (lower-cased literals one
+# of which occurs in any of their matches): exit/return codes and statuses,
+# "non-zero", NCCL's error trace "file.cc:123 -> 2".
+_EXITISH = (b"exit", b"return", b"failed")
+_CODEISH = (b"code", b"status", b"zero")
+
+BY_TEMPLATE, EXACT, SENSITIVE = 0, 1, 2
+
+
+def judge_valued(low: bytes) -> bool:
+    """Whether a judge detector may read a digit's value in this (lower-cased) line."""
+    if b"->" in low:
+        return True  # NCCL's error trace "file.cc:123 -> 2"
+    return any(w in low for w in _EXITISH) and any(w in low for w in _CODEISH)
+
+
+def digit_valued(pattern: str) -> bool:
+    """Whether a match of ``pattern`` can depend on which digit a line has.
+
+    True for literal digits and digit ranges (``5\\d\\d``, ``[1-9]``); False
+    when digits only appear as ``\\d`` or through ``\\w``, ``.``, ``\\S``
+    (every digit behaves alike). Unparsable patterns count as valued.
+    """
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except Exception:
+        return True
+
+    def walk(seq: Any) -> bool:
+        for op, av in seq:
+            name = str(op)
+            if name in ("LITERAL", "NOT_LITERAL"):
+                if 48 <= av <= 57:
+                    return True
+            elif name == "IN":
+                for iop, iav in av:
+                    iname = str(iop)
+                    if iname in ("LITERAL", "NOT_LITERAL") and 48 <= iav <= 57:
+                        return True
+                    if iname == "RANGE" and iav[0] <= 57 and iav[1] >= 48 and not (iav[0] <= 48 and iav[1] >= 57):
+                        return True  # part of the digits, not all of them
+            elif name == "BRANCH":
+                if any(walk(alt) for alt in av[1]):
+                    return True
+            elif name == "SUBPATTERN":
+                if walk(av[-1]):
+                    return True
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                if walk(av[2]):
+                    return True
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                if walk(av[1]):
+                    return True
+            elif name == "ATOMIC_GROUP":
+                if walk(av):
+                    return True
+            elif name in ("GROUPREF", "GROUPREF_EXISTS"):
+                return True
+        return False
+
+    return walk(parsed)
+
+
+def _build(rules: RuleSet) -> tuple[Any, list[frozenset[int]], list[dict[bytes, tuple[int, ...]]], frozenset[int]]:
+    """The automaton over digit-mapped keywords; per mapped keyword its rules
+    (digit-free keywords) or its original keywords with their rules (keywords
+    with digits); the rules whose regex reads a digit's value."""
+    valued = frozenset(i for i, r in enumerate(rules.rules) if digit_valued(r.pattern))
+    norm: dict[bytes, int] = {}
+    norm_rules: list[set[int]] = []
+    originals: list[dict[bytes, tuple[int, ...]]] = []
+    for kw, ridx in zip(rules.keyword_bytes, rules.keyword_rules):
+        nk = kw.translate(TO_ZERO)
+        j = norm.setdefault(nk, len(norm))
+        if j == len(norm_rules):
+            norm_rules.append(set())
+            originals.append({})
+        norm_rules[j].update(ridx)
+        if nk != kw or b"0" in kw:
+            originals[j][kw] = tuple(ridx)
+    if not norm:
+        return None, [], [], valued
+    ac = _ahocorasick.BytesAhoCorasick(list(norm), implementation=_ahocorasick.Implementation.DFA)
+    return ac, [frozenset(r) for r in norm_rules], originals, valued
+
+
+@dataclass(slots=True)
+class Template:
+    """A candidate template and what its lines mean, once known.
+
+    ``idx`` holds the rules of the digit-free keywords it contains (exact
+    for each of its lines; ``keyed``: it contains one), ``digit_keywords``
+    the keywords with digits that may occur in a line of it, with their
+    rules: :meth:`TemplateIndex.line_rules` gives a line's rules as
+    :meth:`RuleSet.scan` would. The monitor fills ``layout`` (where the
+    worker, message and source sit; the line's flags) and ``verdicts``: the
+    judge's verdict per (rules, matching rule id), the id left out ("")
+    when no rule among them reads a digit's value.
+    """
+
+    idx: tuple[int, ...]
+    mode: int
+    keyed: bool = True
+    # (start, end, {keyword: rules}): where a keyword with digits may sit.
+    # Digits keep their positions in a template, so a line holds one of
+    # those keywords exactly where the template holds its digit-mapped form.
+    digit_keywords: tuple[tuple[int, int, dict[bytes, tuple[int, ...]]], ...] = ()
+    layout: Any = None
+    verdicts: dict[Any, Any] | None = None
+
+
+class TemplateIndex:
+    """Templates of a rule set's candidate lines (see module doc)."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.usable = _ahocorasick is not None and rules.accelerated and not rules.has_unkeyed
+        # The automaton depends on the rule set only: built once per set.
+        parts = getattr(rules, "_template_parts", None)
+        if parts is None:
+            parts = _build(rules) if self.usable else (None, [], [], frozenset())
+            rules._template_parts = parts  # type: ignore[attr-defined]
+        self._ac, self._norm_rules, self._originals, self.valued = parts
+        self.usable = self.usable and self._ac is not None
+        self.by_template: dict[bytes, Template | None] = {}
+        self._reads_value: dict[tuple[int, ...], bool] = {}
+
+    def line_rules(self, e: Template, raw: bytes) -> tuple[int, ...] | None:
+        """What :meth:`RuleSet.scan` gives the line ``raw`` of template ``e``."""
+        got: set[int] | None = None
+        for start, end, table in e.digit_keywords:
+            rs = table.get(raw[start:end])
+            if rs is not None:
+                if got is None:
+                    got = set(e.idx)
+                got.update(rs)
+        if got is None:
+            return e.idx if e.keyed else None
+        return tuple(sorted(got))
+
+    def reads_value(self, idx: tuple[int, ...]) -> bool:
+        """Whether a rule among ``idx`` reads a digit's value (then the matching rule is part of the key)."""
+        got = self._reads_value.get(idx)
+        if got is None:
+            got = self._reads_value[idx] = any(i in self.valued for i in idx)
+        return got
+
+    def full(self, adding: int) -> bool:
+        """Whether ``adding`` more templates would pass the bound (then all are forgotten)."""
+        return len(self.by_template) + adding > MAX_TEMPLATES
+
+    def learn(self, templates: set[bytes]) -> None:
+        """Classify templates not seen before (forgetting all others past the bound)."""
+        table = self.by_template
+        if self.full(len(templates)):
+            table.clear()
+        ac = self._ac
+        assert ac is not None
+        norm_rules = self._norm_rules
+        originals = self._originals
+        valued = self.valued
+        for t in templates:
+            found = ac.find_matches_as_indexes(t, overlapping=True)
+            if not found:
+                table[t] = None
+                continue
+            rs: set[int] = set()
+            keyed = False
+            dk: list[tuple[int, int, dict[bytes, tuple[int, ...]]]] = []
+            for j, start, end in found:
+                if originals[j]:
+                    dk.append((start, end, originals[j]))
+                else:
+                    keyed = True
+                    rs |= norm_rules[j]
+            if len(t) > MAX_TEMPLATE or b"\r" in t or judge_valued(t.lower()):
+                mode = SENSITIVE
+            elif dk or not rs.isdisjoint(valued):
+                mode = EXACT
+            else:
+                mode = BY_TEMPLATE
+            table[t] = Template(tuple(sorted(rs)), mode, keyed, tuple(dk))
