@@ -536,12 +536,20 @@ class StageLogMonitor:
         temps.pop()
         n = len(lines)
         table = tix.by_template
-        uniq = set(temps)
-        new = uniq.difference(table)
-        if new:
+        try:
+            ents = list(map(table.__getitem__, temps))
+        except KeyError:  # templates not seen before
+            uniq = set(temps)
+            new = uniq.difference(table)
             tix.learn(uniq if tix.full(len(new)) else new)
-        ents = list(map(table.__getitem__, temps))
-        visit = list(compress(range(n), ents))  # lines whose template holds a keyword
+            ents = list(map(table.__getitem__, temps))
+        # Lines whose template holds a keyword, but for quiet and inert ones.
+        visit = list(compress(range(n), ents))
+        quiet = tix.quiet
+        if quiet:
+            got = sum(map(ents.count, quiet))  # each is an info event, counted
+            if got:
+                self.counts["info"] += got
         prog: set[int] = set()
         for p in _markers().last_lines(data, self.samples_per_block):
             i = n - data.count(b"\n", p)
@@ -550,41 +558,76 @@ class StageLogMonitor:
             if k == len(visit) or visit[k] != i:
                 insort(visit, i)
         below = 0
-        rules = self.rules
+        tb = self._tb  # the same dict throughout (only cleared)
+        counts = self.counts
+        last_verdict = self._last_verdict
+        pywarn_at = self._pywarn_at
+        tail_append = self._tail.append
+        out_append = self._out.append
+        line_rules = tix.line_rules
+        value_key = tix.value_key
         for i in visit:
             if i < below:
                 continue  # visited while a traceback was open
             e = ents[i]
-            if e is None or self._tb or i in prog or e.mode == SENSITIVE:
+            if e is None or tb or i in prog or e.mode == SENSITIVE:
+                if e is not None and e.quiet:
+                    counts["info"] -= 1  # counted above; _visit counts what it finds
                 self._visit(lines[i], first_no + i, e, i in prog)
-            elif e.mode == BY_TEMPLATE:
-                if e.verdicts:
-                    self._apply(e.layout, e.verdicts[None], lines[i], first_no + i)
-                else:
-                    self._line(lines[i], first_no + i, e.idx, False, e)
-            else:  # EXACT: this line's own keywords (and rule), the template's meaning
+            else:
                 raw = lines[i]
-                idx = tix.line_rules(e, raw)
-                if idx is None:
-                    continue
-                if e.verdicts:
-                    text = None
-                    if tix.reads_value(idx):
-                        text = raw.decode("utf-8", "replace")
-                        rule = rules.classify(text[e.layout[0] :], self.stage, idx)
-                        key = (idx, rule.id if rule is not None else None)
-                    else:
-                        key = (idx, "")
-                    v = e.verdicts.get(key, _UNKNOWN)
-                    if v is not _UNKNOWN:
-                        self._apply(e.layout, v, raw, first_no + i, text)
+                if e.mode == BY_TEMPLATE:
+                    idx = e.idx
+                    key: object = None
+                else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
+                    idx = line_rules(e, raw)
+                    if idx is None:
                         continue
-                self._line(raw, first_no + i, idx, False, e)
-            if self._tb:
+                    key = (idx, value_key(idx, raw))
+                got = e.verdicts.get(key) if e.verdicts is not None else None
+                no = first_no + i
+                if got is None:
+                    self._line(raw, no, idx, False, e)
+                else:
+                    v, fast = got
+                    if fast is None:
+                        self._apply(e.layout, v, raw, no)
+                    elif fast:
+                        # The common cases, as _apply + _verdict_event + _emit
+                        # would do them: no verdict, or a warning, fatal or info
+                        # event; a Python warning and the source line it echoes.
+                        rest_off, wspan, generic, category, echo = fast
+                        text = raw.decode("utf-8", "replace")
+                        worker = text[wspan[0] : wspan[1]] if wspan is not None else None
+                        if echo and 0 < no - pywarn_at.get(worker, -99) <= 3:
+                            pass  # the source line Python's warnings module echoes after a warning
+                        elif v is not None:
+                            if category:
+                                pywarn_at[worker] = no
+                            prev = last_verdict.get(worker) if generic else None
+                            if prev is not None and prev[0] == no - 1 and prev[2].kind == "benign":
+                                self._apply(e.layout, v, raw, no, text)  # may continue a harmless message
+                            else:
+                                # Not recorded for _continuation: only a benign
+                                # verdict on the line just before changes anything.
+                                kind = v.kind
+                                counts[kind] += 1
+                                if kind != "info" or self.include_info:
+                                    ev = LogEvent(no, no, kind, v.rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
+                                                  v.explanation, v.action)
+                                    if kind != "info":
+                                        tail_append(ev)
+                                    out_append(ev)
+                        elif category:
+                            pywarn_at[worker] = no
+            if tb:
                 # Inside a traceback every line counts, as in _scan_block.
                 j = i + 1
-                while self._tb and j < n:
-                    self._visit(lines[j], first_no + j, ents[j], j in prog)
+                while tb and j < n:
+                    ej = ents[j]
+                    if ej is not None and ej.quiet:
+                        counts["info"] -= 1  # counted above; _visit counts what it finds
+                    self._visit(lines[j], first_no + j, ej, j in prog)
                     j += 1
                 below = j
         return n
@@ -674,8 +717,27 @@ class StageLogMonitor:
             )
             tmpl.verdicts = {}
         assert tmpl.verdicts is not None
-        if len(tmpl.verdicts) < 64:
-            tmpl.verdicts[key] = verdict
+        if len(tmpl.verdicts) < 4096:
+            rest_off, wspan, _src, _level, category, recovery, request, echo = tmpl.layout
+            fast: tuple | None = None  # None: _apply; (): nothing to do; else what the scan needs
+            if not recovery and not request:
+                if verdict is None:
+                    fast = (rest_off, wspan, False, category, echo) if category or echo else ()
+                elif (verdict.kind in ("fatal", "warning", "info") and verdict.rule not in _SPECIAL_RULES
+                      and not verdict.pending and not verdict.recoverable):
+                    generic = verdict.kind == "warning" and verdict.rule in _GENERIC_RULES
+                    fast = (rest_off, wspan, generic, category, echo)
+            tmpl.verdicts[key] = (verdict, fast)
+        if key is None and not any(tmpl.layout[4:]):
+            # No flag: its lines change nothing (no verdict) or only the info
+            # count (an info verdict nobody lists), whatever comes before.
+            if verdict is None:
+                tmpl.inert = True
+            elif (verdict.kind == "info" and not self.include_info and verdict.rule not in _SPECIAL_RULES
+                  and not verdict.pending and not verdict.recoverable and self._templates is not None
+                  and len(self._templates.quiet) < 32):
+                tmpl.quiet = True
+                self._templates.quiet.append(tmpl)
 
     def _line(
         self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool, tmpl: Template | None = None
@@ -726,7 +788,7 @@ class StageLogMonitor:
                     key = None
                     if tmpl.mode != BY_TEMPLATE:
                         assert self._templates is not None and idx is not None
-                        key = (idx, (rule.id if rule is not None else None) if self._templates.reads_value(idx) else "")
+                        key = (idx, self._templates.value_key(idx, raw))
                     self._remember(tmpl, key, text, worker, rest, sh, verdict)
                 if verdict is not None:
                     verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))

@@ -59,6 +59,9 @@ STRUCTURAL_KEYWORDS = (
 )
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
 _MAX_GATE_GROUPS = 5  # beyond this the full automaton alone is as fast
+# Gates pay off on big blocks only (and picking them takes ~0.2 s): smaller
+# blocks go through the full automaton directly.
+_GATE_MIN_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -364,7 +367,7 @@ class RuleSet:
         hits: dict[int, set[int]] = {}
         ends: dict[int, int] = {}
         cur_end = -1
-        if self._gates:
+        if len(data) >= _GATE_MIN_BYTES and self._gates:
             assert self._ac is not None
             kw_rules = self._kw_rules
             full = self._ac.find_matches_as_indexes

@@ -101,6 +101,74 @@ def digit_valued(pattern: str) -> bool:
     return walk(parsed)
 
 
+def digit_tests(pattern: str) -> list[frozenset[int]] | None:
+    """The sets of digits ``pattern`` tells apart (one per literal digit or
+    digit range), or None when it can compare digits with each other
+    (backreferences): then every digit value counts."""
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except Exception:
+        return None
+    tests: list[frozenset[int]] = []
+    digits = range(48, 58)
+
+    def walk(seq: Any) -> bool:
+        for op, av in seq:
+            name = str(op)
+            if name in ("LITERAL", "NOT_LITERAL"):
+                if 48 <= av <= 57:
+                    tests.append(frozenset({av}))
+            elif name == "IN":
+                for iop, iav in av:
+                    iname = str(iop)
+                    if iname in ("LITERAL", "NOT_LITERAL") and 48 <= iav <= 57:
+                        tests.append(frozenset({iav}))
+                    elif iname == "RANGE":
+                        tests.append(frozenset(c for c in digits if iav[0] <= c <= iav[1]))
+            elif name == "BRANCH":
+                if not all(walk(alt) for alt in av[1]):
+                    return False
+            elif name == "SUBPATTERN":
+                if not walk(av[-1]):
+                    return False
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                if not walk(av[2]):
+                    return False
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                if not walk(av[1]):
+                    return False
+            elif name == "ATOMIC_GROUP":
+                if not walk(av):
+                    return False
+            elif name in ("GROUPREF", "GROUPREF_EXISTS"):
+                return False
+        return True
+
+    return tests if walk(parsed) else None
+
+
+def projection(patterns: list[str]) -> bytes:
+    """A ``bytes.translate`` table mapping each digit to the smallest digit
+    that no test of ``patterns`` tells apart from it (other bytes unchanged).
+
+    A regex sees a character only through its tests; two digits that pass
+    the same tests are interchangeable anywhere in a line, so two lines
+    equal after this mapping match every one of ``patterns`` alike.
+    """
+    tests: list[frozenset[int]] = []
+    for p in patterns:
+        t = digit_tests(p)
+        if t is None:
+            return bytes(range(256))  # every digit value counts
+        tests.extend(t)
+    table = bytearray(range(256))
+    seen: dict[tuple[bool, ...], int] = {}
+    for c in range(48, 58):
+        sig = tuple(c in t for t in tests)
+        table[c] = seen.setdefault(sig, c)
+    return bytes(table)
+
+
 def _build(rules: RuleSet) -> tuple[Any, list[frozenset[int]], list[dict[bytes, tuple[int, ...]]], frozenset[int]]:
     """The automaton over digit-mapped keywords; per mapped keyword its rules
     (digit-free keywords) or its original keywords with their rules (keywords
@@ -124,7 +192,7 @@ def _build(rules: RuleSet) -> tuple[Any, list[frozenset[int]], list[dict[bytes, 
     return ac, [frozenset(r) for r in norm_rules], originals, valued
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Template:
     """A candidate template and what its lines mean, once known.
 
@@ -133,9 +201,11 @@ class Template:
     the keywords with digits that may occur in a line of it, with their
     rules: :meth:`TemplateIndex.line_rules` gives a line's rules as
     :meth:`RuleSet.scan` would. The monitor fills ``layout`` (where the
-    worker, message and source sit; the line's flags) and ``verdicts``: the
-    judge's verdict per (rules, matching rule id), the id left out ("")
-    when no rule among them reads a digit's value.
+    worker, message and source sit; the line's flags) and ``verdicts``: per
+    key, the judge's verdict and what :meth:`StageLogMonitor._scan_templates`
+    needs to emit it without more work (None: it takes the general path).
+    The key is None for ``BY_TEMPLATE``, else the line's rules and what they
+    can tell apart of its digits (:meth:`TemplateIndex.value_key`).
     """
 
     idx: tuple[int, ...]
@@ -147,6 +217,14 @@ class Template:
     digit_keywords: tuple[tuple[int, int, dict[bytes, tuple[int, ...]]], ...] = ()
     layout: Any = None
     verdicts: dict[Any, Any] | None = None
+    # Its lines change nothing but a count (an info verdict, no flag) or
+    # nothing at all: a block scan counts them in C instead of visiting
+    # them. Such a template is false, so ``compress`` leaves its lines out.
+    quiet: bool = False
+    inert: bool = False
+
+    def __bool__(self) -> bool:
+        return not (self.quiet or self.inert)
 
 
 class TemplateIndex:
@@ -163,7 +241,8 @@ class TemplateIndex:
         self._ac, self._norm_rules, self._originals, self.valued = parts
         self.usable = self.usable and self._ac is not None
         self.by_template: dict[bytes, Template | None] = {}
-        self._reads_value: dict[tuple[int, ...], bool] = {}
+        self.quiet: list[Template] = []  # templates whose lines are only counted (see Template.quiet)
+        self._projections: dict[tuple[int, ...], bytes | None] = {}
 
     def line_rules(self, e: Template, raw: bytes) -> tuple[int, ...] | None:
         """What :meth:`RuleSet.scan` gives the line ``raw`` of template ``e``."""
@@ -178,12 +257,18 @@ class TemplateIndex:
             return e.idx if e.keyed else None
         return tuple(sorted(got))
 
-    def reads_value(self, idx: tuple[int, ...]) -> bool:
-        """Whether a rule among ``idx`` reads a digit's value (then the matching rule is part of the key)."""
-        got = self._reads_value.get(idx)
-        if got is None:
-            got = self._reads_value[idx] = any(i in self.valued for i in idx)
-        return got
+    def value_key(self, idx: tuple[int, ...], raw: bytes) -> bytes:
+        """What the rules ``idx`` can tell apart of the digits of the line ``raw``.
+
+        ``b""`` when none of them reads a digit's value; else the line with
+        each digit mapped as :func:`projection` does for those rules.
+        """
+        table = self._projections.get(idx, b"?")
+        if table == b"?":
+            rules = self.rules.rules
+            valued = [rules[i].pattern for i in idx if i in self.valued]
+            table = self._projections[idx] = projection(valued) if valued else None
+        return raw.translate(table) if table is not None else b""
 
     def full(self, adding: int) -> bool:
         """Whether ``adding`` more templates would pass the bound (then all are forgotten)."""
@@ -194,6 +279,7 @@ class TemplateIndex:
         table = self.by_template
         if self.full(len(templates)):
             table.clear()
+            self.quiet.clear()
         ac = self._ac
         assert ac is not None
         norm_rules = self._norm_rules
