@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import gc
 import time
 from bisect import bisect_left, insort
 from collections import Counter, deque
@@ -476,7 +477,17 @@ class StageLogMonitor:
             if self._templates is None:
                 self._templates = TemplateIndex(self.rules)
             if self._templates.usable:
-                return self._scan_templates(data, first_no, self._templates)
+                # A block makes hundreds of thousands of short-lived objects
+                # (lines, events) and no cycles: the cyclic collector would
+                # run hundreds of times over everything alive for nothing.
+                paused = gc.isenabled()
+                if paused:
+                    gc.disable()
+                try:
+                    return self._scan_templates(data, first_no, self._templates)
+                finally:
+                    if paused:
+                        gc.enable()
         cands = self.rules.scan(data)
         if self.progress_mode == "all":
             prog = _markers().line_starts(data)
