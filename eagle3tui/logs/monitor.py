@@ -475,7 +475,7 @@ class StageLogMonitor:
         """Visit the interesting lines of ``data``; returns its line count."""
         if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
             if self._templates is None:
-                self._templates = TemplateIndex(self.rules)
+                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS)
             if self._templates.usable:
                 # A block makes hundreds of thousands of short-lived objects
                 # (lines, events) and no cycles: the cyclic collector would
@@ -562,8 +562,7 @@ class StageLogMonitor:
             if got:
                 self.counts["info"] += got
         prog: set[int] = set()
-        for p in _markers().last_lines(data, self.samples_per_block):
-            i = n - data.count(b"\n", p)
+        for i in self._last_progress_lines(data, lines, temps, tix.progress, self.samples_per_block):
             prog.add(i)
             k = bisect_left(visit, i)
             if k == len(visit) or visit[k] != i:
@@ -642,6 +641,44 @@ class StageLogMonitor:
                     j += 1
                 below = j
         return n
+
+    @staticmethod
+    def _last_progress_lines(data: bytes, lines: list[bytes], temps: list[bytes], progress: set[bytes],
+                             k: int) -> list[int]:
+        """What ``_markers().last_lines(data, k)`` finds, as line indices, by template.
+
+        The last ``k`` lines holding a progress marker within the last 64 KiB
+        (or the first of 512 KiB, 4 MiB, ... that holds one), walking back
+        from the end over line lengths instead of searching the bytes.
+        """
+        n = len(data)
+        window = 64 * 1024
+
+        def window_start(w: int) -> int:
+            start = max(0, n - w)
+            if start:
+                start = data.find(b"\n", start) + 1 or n
+            return start
+
+        start = window_start(window)
+        out: list[int] = []
+        end = n
+        i = len(lines) - 1
+        while i >= 0:
+            ls = end - len(lines[i]) - 1
+            if ls < start:
+                if out or start == 0 or window >= n:
+                    break
+                window *= 8
+                start = window_start(window)
+                continue
+            if temps[i] in progress:
+                out.append(i)
+                if len(out) == k:
+                    break
+            end = ls
+            i -= 1
+        return out[::-1]
 
     def _visit(self, raw: bytes, no: int, e: Template | None, is_prog: bool) -> None:
         """One line of a template scan, with what :meth:`RuleSet.scan` would give it."""

@@ -230,7 +230,8 @@ class Template:
 class TemplateIndex:
     """Templates of a rule set's candidate lines (see module doc)."""
 
-    def __init__(self, rules: RuleSet) -> None:
+    def __init__(self, rules: RuleSet, markers: list[bytes] | None = None) -> None:
+        """``markers``: literals of progress lines (no digits), to find the last of them by template."""
         self.rules = rules
         self.usable = _ahocorasick is not None and rules.accelerated and not rules.has_unkeyed
         # The automaton depends on the rule set only: built once per set.
@@ -241,6 +242,12 @@ class TemplateIndex:
         self._ac, self._norm_rules, self._originals, self.valued = parts
         self.usable = self.usable and self._ac is not None
         self.by_template: dict[bytes, Template | None] = {}
+        # Templates holding a progress marker (a digit-free literal occurs in
+        # a template exactly where it occurs in each of its lines).
+        self.progress: set[bytes] = set()
+        self._markers = (
+            _ahocorasick.BytesAhoCorasick(markers) if markers and _ahocorasick is not None else None
+        )
         self.quiet: list[Template] = []  # templates whose lines are only counted (see Template.quiet)
         self._projections: dict[tuple[int, ...], bytes | None] = {}
 
@@ -280,6 +287,10 @@ class TemplateIndex:
         if self.full(len(templates)):
             table.clear()
             self.quiet.clear()
+            self.progress.clear()
+        markers = self._markers
+        if markers is not None:
+            self.progress.update(t for t in templates if markers.find_matches_as_indexes(t))
         ac = self._ac
         assert ac is not None
         norm_rules = self._norm_rules
