@@ -588,13 +588,12 @@ class StageLogMonitor:
                 raw = lines[i]
                 if e.mode == BY_TEMPLATE:
                     idx = e.idx
-                    key: object = None
+                    got = e.fixed
                 else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
                     idx = line_rules(e, raw)
                     if idx is None:
                         continue
-                    key = (idx, value_key(idx, raw))
-                got = e.verdicts.get(key) if e.verdicts is not None else None
+                    got = e.verdicts.get((idx, value_key(idx, raw))) if e.verdicts is not None else None
                 no = first_no + i
                 if got is None:
                     self._line(raw, no, idx, False, e)
@@ -606,12 +605,12 @@ class StageLogMonitor:
                         # The common cases, as _apply + _verdict_event + _emit
                         # would do them: no verdict, or a warning, fatal or info
                         # event; a Python warning and the source line it echoes.
-                        rest_off, wspan, generic, category, echo = fast
+                        rest_off, wspan, generic, category, echo, kind, rule, expl, action, listed = fast
                         text = raw.decode("utf-8", "replace")
                         worker = text[wspan[0] : wspan[1]] if wspan is not None else None
                         if echo and 0 < no - pywarn_at.get(worker, -99) <= 3:
                             pass  # the source line Python's warnings module echoes after a warning
-                        elif v is not None:
+                        elif kind is not None:
                             if category:
                                 pywarn_at[worker] = no
                             prev = last_verdict.get(worker) if generic else None
@@ -620,11 +619,10 @@ class StageLogMonitor:
                             else:
                                 # Not recorded for _continuation: only a benign
                                 # verdict on the line just before changes anything.
-                                kind = v.kind
                                 counts[kind] += 1
-                                if kind != "info" or self.include_info:
-                                    ev = LogEvent(no, no, kind, v.rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
-                                                  v.explanation, v.action)
+                                if listed:
+                                    ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
+                                                  expl, action)
                                     if kind != "info":
                                         tail_append(ev)
                                     out_append(ev)
@@ -770,12 +768,16 @@ class StageLogMonitor:
             fast: tuple | None = None  # None: _apply; (): nothing to do; else what the scan needs
             if not recovery and not request:
                 if verdict is None:
-                    fast = (rest_off, wspan, False, category, echo) if category or echo else ()
+                    fast = (rest_off, wspan, False, category, echo, None, "", "", "", False) if category or echo else ()
                 elif (verdict.kind in ("fatal", "warning", "info") and verdict.rule not in _SPECIAL_RULES
                       and not verdict.pending and not verdict.recoverable):
                     generic = verdict.kind == "warning" and verdict.rule in _GENERIC_RULES
-                    fast = (rest_off, wspan, generic, category, echo)
+                    listed = verdict.kind != "info" or self.include_info
+                    fast = (rest_off, wspan, generic, category, echo, verdict.kind, verdict.rule,
+                            verdict.explanation, verdict.action, listed)
             tmpl.verdicts[key] = (verdict, fast)
+            if key is None:
+                tmpl.fixed = (verdict, fast)
         if key is None and not any(tmpl.layout[4:]):
             # No flag: its lines change nothing (no verdict) or only the info
             # count (an info verdict nobody lists), whatever comes before.

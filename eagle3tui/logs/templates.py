@@ -217,6 +217,7 @@ class Template:
     digit_keywords: tuple[tuple[int, int, dict[bytes, tuple[int, ...]]], ...] = ()
     layout: Any = None
     verdicts: dict[Any, Any] | None = None
+    fixed: Any = None  # verdicts[None] of a BY_TEMPLATE template, once known
     # Its lines change nothing but a count (an info verdict, no flag) or
     # nothing at all: a block scan counts them in C instead of visiting
     # them. Such a template is false, so ``compress`` leaves its lines out.
