@@ -570,6 +570,7 @@ class StageLogMonitor:
         below = 0
         tb = self._tb  # the same dict throughout (only cleared)
         counts = self.counts
+        tally = dict.fromkeys(("fatal", "warning", "info"), 0)  # the fast path's counts, added at the end
         last_verdict = self._last_verdict
         pywarn_at = self._pywarn_at
         tail_append = self._tail.append
@@ -619,7 +620,7 @@ class StageLogMonitor:
                             else:
                                 # Not recorded for _continuation: only a benign
                                 # verdict on the line just before changes anything.
-                                counts[kind] += 1
+                                tally[kind] += 1
                                 if listed:
                                     ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
                                                   expl, action)
@@ -638,6 +639,9 @@ class StageLogMonitor:
                     self._visit(lines[j], first_no + j, ej, j in prog)
                     j += 1
                 below = j
+        for kind, k in tally.items():
+            if k:
+                counts[kind] += k
         return n
 
     @staticmethod

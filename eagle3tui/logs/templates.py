@@ -25,7 +25,7 @@ digit's *value* can matter:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eagle3tui.logs.rules import RuleSet, _sre_parse
@@ -218,6 +218,7 @@ class Template:
     layout: Any = None
     verdicts: dict[Any, Any] | None = None
     fixed: Any = None  # verdicts[None] of a BY_TEMPLATE template, once known
+    rules_with: dict[tuple[bytes, ...], tuple[int, ...]] = field(default_factory=dict)  # by digit keywords found
     # Its lines change nothing but a count (an info verdict, no flag) or
     # nothing at all: a block scan counts them in C instead of visiting
     # them. Such a template is false, so ``compress`` leaves its lines out.
@@ -254,16 +255,24 @@ class TemplateIndex:
 
     def line_rules(self, e: Template, raw: bytes) -> tuple[int, ...] | None:
         """What :meth:`RuleSet.scan` gives the line ``raw`` of template ``e``."""
-        got: set[int] | None = None
+        found: tuple[bytes, ...] = ()
         for start, end, table in e.digit_keywords:
-            rs = table.get(raw[start:end])
-            if rs is not None:
-                if got is None:
-                    got = set(e.idx)
-                got.update(rs)
-        if got is None:
+            kw = raw[start:end]
+            if kw in table:
+                found += (kw,)
+        if not found:
             return e.idx if e.keyed else None
-        return tuple(sorted(got))
+        got = e.rules_with.get(found)
+        if got is None:
+            rs = set(e.idx)
+            for kw in found:
+                for _start, _end, table in e.digit_keywords:
+                    if kw in table:
+                        rs.update(table[kw])
+            got = tuple(sorted(rs))
+            if len(e.rules_with) < 256:
+                e.rules_with[found] = got
+        return got
 
     def value_key(self, idx: tuple[int, ...], raw: bytes) -> bytes:
         """What the rules ``idx`` can tell apart of the digits of the line ``raw``.
