@@ -1,4 +1,4 @@
-"""Worker prefixes and log headers, parsed by hand (no regex, linear time).
+"""Worker prefixes and log headers (through :mod:`anatomy`: anchored, bounded patterns).
 
 vLLM and torchrun prefix each worker's lines: ``(Worker_TP0 pid=268417)``,
 ``(VllmWorker rank=3 pid=10672)``, ``(EngineCore_DP0 pid=12)``,
