@@ -590,6 +590,9 @@ class StageLogMonitor:
                 if e.mode == BY_TEMPLATE:
                     idx = e.idx
                     got = e.fixed
+                elif e.projection is not None:  # EXACT, same rules on every line
+                    idx = e.idx
+                    got = e.verdicts.get((idx, raw.translate(e.projection))) if e.verdicts is not None else None
                 else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
                     idx = line_rules(e, raw)
                     if idx is None:

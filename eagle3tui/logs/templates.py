@@ -219,6 +219,7 @@ class Template:
     verdicts: dict[Any, Any] | None = None
     fixed: Any = None  # verdicts[None] of a BY_TEMPLATE template, once known
     rules_with: dict[tuple[bytes, ...], tuple[int, ...]] = field(default_factory=dict)  # by digit keywords found
+    projection: bytes | None = None  # EXACT without digit keywords: its rules' digit projection
     # Its lines change nothing but a count (an info verdict, no flag) or
     # nothing at all: a block scan counts them in C instead of visiting
     # them. Such a template is false, so ``compress`` leaves its lines out.
@@ -282,10 +283,17 @@ class TemplateIndex:
         """
         table = self._projections.get(idx, b"?")
         if table == b"?":
+            table = self.projection_of(idx)
+        return raw.translate(table) if table is not None else b""
+
+    def projection_of(self, idx: tuple[int, ...]) -> bytes | None:
+        """The :func:`projection` of the digit-valued rules among ``idx`` (None: none is)."""
+        table = self._projections.get(idx, b"?")
+        if table == b"?":
             rules = self.rules.rules
             valued = [rules[i].pattern for i in idx if i in self.valued]
             table = self._projections[idx] = projection(valued) if valued else None
-        return raw.translate(table) if table is not None else b""
+        return table
 
     def full(self, adding: int) -> bool:
         """Whether ``adding`` more templates would pass the bound (then all are forgotten)."""
@@ -326,4 +334,8 @@ class TemplateIndex:
                 mode = EXACT
             else:
                 mode = BY_TEMPLATE
-            table[t] = Template(tuple(sorted(rs)), mode, keyed, tuple(dk))
+            e = table[t] = Template(tuple(sorted(rs)), mode, keyed, tuple(dk))
+            if mode == EXACT and not dk:
+                # Its rules are the same on every line: only their digit
+                # projection varies (what value_key gives, without the lookup).
+                e.projection = self.projection_of(e.idx)
