@@ -326,3 +326,21 @@ def test_traceback_interrupted_by_other_output(tmp_path: Path) -> None:
     assert (4, 4, "fatal", "crash-signal") in got
     tb = [g for g in got if g[0] == 1]
     assert tb == [(1, 2, "fatal", "traceback")]
+
+
+def test_server_live_figures(tmp_path: Path) -> None:
+    """Throughput, running/queued requests and KV usage of a server, under stable names."""
+    p = tmp_path / "serve.log"
+    p.write_text(
+        "INFO 05-06 10:00:01 [loggers.py:111] Engine 000: Avg prompt throughput: 1520.3 tokens/s, "
+        "Avg generation throughput: 812.4 tokens/s, Running: 12 reqs, Waiting: 3 reqs, GPU KV cache usage: 41.2%, "
+        "Prefix cache hit rate: 0.0%\n"
+        "[2025-05-06 10:00:02] Decode batch. #running-req: 33, #token: 20480, token usage: 0.25, "
+        "cuda graph: True, gen throughput (token/s): 2310.55, #queue-req: 1,\n"
+    )
+    m = StageLogMonitor(p, rules=RULES, stage_kind="service")
+    ev = m.poll()
+    assert not [e for e in ev if e.kind in ("fatal", "warning")]
+    assert m.figures == {"prompt_throughput_tok_s": 1520.3, "throughput_tok_s": 2310.55, "running_reqs": 33.0,
+                         "queued_reqs": 1.0, "kv_usage": 0.25}
+    assert m.figures_line == 2

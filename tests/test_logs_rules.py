@@ -76,13 +76,13 @@ FAMILY_CASES = [
     ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address.", "fatal", "nccl"),
     ("RuntimeError: Worker failed with error 'CUDA driver error', please check the stack trace above for the root cause", "fatal", "vllm-engine-dead"),
     ("huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-x)", "fatal", "missing-model-files"),
-    ("ERROR:    Exception in ASGI application", "benign", "request-error-survived"),
+    ("ERROR:    Exception in ASGI application", "warning", "request-failed"),
     ("RuntimeError: DataLoader worker (pid 77) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory.", "fatal", "crash-signal"),
     ("OSError: /models/llama does not appear to have a file named config.json.", "fatal", "missing-model-files"),
     # benign lookalikes
     ("ERROR 03-03 10:00:00 [gpt_oss_triton_kernels_moe.py:60] Failed to import Triton kernels. Please make sure your triton version is compatible. Error: cannot import name 'RoutingData' from 'triton_kernels.routing'", "benign", "triton-kernels-import"),
     ("WARNING: apex is not installed, falling back to torch.nn.LayerNorm", "benign", "optional-import"),
-    ('INFO:     10.0.0.5:41180 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error', "benign", "request-error-survived"),
+    ('INFO:     10.0.0.5:41180 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error', "warning", "request-failed"),
     ("Retrying in 4 seconds after ConnectionError (attempt 2/5)", "benign", "retry"),
     ("Exception ignored in: <module 'threading' from '/usr/lib/python3.10/threading.py'>", "benign", "shutdown-noise"),
     # warnings and plain errors
@@ -248,6 +248,7 @@ def test_three_scan_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     many = [{"id": f"u{i}", "pattern": w, "kind": "warning", "explanation": "x"} for i, w in enumerate(words)]
     text = "\n".join(c[0] for c in FAMILY_CASES) + f"\nplain\n{words[7]} here\n{words[299]}\n"
     data = text.encode()
+    monkeypatch.setattr(rules_mod, "_GATE_MIN_BYTES", 0)  # gates on small blocks too
     gated = build_ruleset()
     assert gated._gates
     full = build_ruleset(many, "p.toml")
@@ -260,5 +261,6 @@ def test_three_scan_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert ids(full) == ids(slow)
     builtin_only = [(ls, s - {f"u{i}" for i in range(300)}) for ls, s in ids(full)]
-    assert [x for x in builtin_only if x[1]] == ids(gated)
+    # Lines hit only by structural keywords carry no rule: compare the ruled ones.
+    assert [x for x in builtin_only if x[1]] == [x for x in ids(gated) if x[1]]
     assert any("u7" in s for _ls, s in ids(full))

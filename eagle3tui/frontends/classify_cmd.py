@@ -7,6 +7,7 @@ Exit status: 0, or 1 if any fatal event was found (2 for bad arguments).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -114,6 +115,18 @@ def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run classify with parsed ``args``; returns the exit status."""
+    # An object per event and no cycles: the cyclic collector would only
+    # rescan them while the summary is written (a tenth of the time on 2 M lines).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args, stdout, stderr)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace, stdout: TextIO | None, stderr: TextIO | None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     estimate = None

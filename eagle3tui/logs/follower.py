@@ -201,16 +201,19 @@ class LogFollower:
             return None
         read_start = self.offset
         self.offset += len(raw)
-        buf = self._pending + raw if self._pending else raw
-        buf_start = self._pending_start if self._pending else read_start
-        cut = buf.rfind(b"\n")
+        pend = self._pending
+        buf_start = self._pending_start if pend else read_start
+        rcut = raw.rfind(b"\n")
         updates: list[LogLine] = []
-        if cut < 0:
+        if rcut < 0:
             complete = b""
-            self._pending = buf
+            self._pending = pend + raw if pend else raw
         else:
-            complete = buf[: cut + 1]
-            self._pending = buf[cut + 1 :]
+            # One copy of the block: the pending start joined to the complete
+            # lines of ``raw`` (not pending + raw, then a slice of that).
+            cut = len(pend) + rcut
+            complete = b"".join((pend, memoryview(raw)[: rcut + 1])) if pend else raw[: rcut + 1]
+            self._pending = raw[rcut + 1 :]
             self._pending_start = buf_start + cut + 1
             self._pending_cut = False
             if count_lines:

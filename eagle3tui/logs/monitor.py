@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import os
 import re
+import gc
 import time
+from bisect import bisect_left, insort
 from collections import Counter, deque
 from dataclasses import dataclass
+from itertools import compress
 
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
+from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress
+from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
+from eagle3tui.logs.templates import BY_TEMPLATE, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
 try:
@@ -42,6 +48,7 @@ _PROGRESS_MARKERS = [
     b"s/it",
     b"/s]",
     b"/s,",
+    b"/s ",
     b"%|",
     b"Completed |",
     "━".encode(),
@@ -49,16 +56,48 @@ _PROGRESS_MARKERS = [
     b'"loss"',
     b"'epoch'",
     b"throughput",
+    b"Throughput",
     b"step",
     b"Step",
     b"STEP",
-    b"loss=",
+    b"loss",
+    b"Loss",
     b"Epoch",
-    b"epoch ",
+    b"epoch",
+    b"iter",
+    b"Iter",
+    b"PerSec",
+    b"per second",
+    b"/sec",
+    b"acc",
+    b"Acc",
+    b"metric",
+    b"progress",
+    b"Decode batch",
+    b"Prefill batch",
+    b"/step",
+    b"t/s",
+    b"/s)",
+    b"Progress",
+    b"% complete",
+    b"BLEU",
+    b"bleu",
+    b"rouge",
+    b"ROUGE",
+    b"ppl",
+    b"perplexity",
+    b"Perplexity",
+    b"reward",
+    b"samples/s",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
+_TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
+_UNKNOWN = object()
+# Verdicts whose event needs more than counting and listing (_verdict_event).
+_SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
+_RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
@@ -137,6 +176,8 @@ class _OpenTraceback:
     worker: str | None
     lines: int = 1
     first_text: str = ""
+    ignored: bool = False  # announced by Python's "Exception ignored in"
+    request: bool = False  # its frames or its opener show request handling
 
 
 @dataclass
@@ -147,6 +188,8 @@ class _Pending:
     rule: Rule | None
     closed_at: float
     progress_after: bool = False
+    recoverable: bool = False  # fatal unless a restart/retry follows within a few lines
+    verdict: Verdict | None = None  # the judge's verdict it will turn into if fatal
 
 
 def _looks_like_exception(line: str) -> bool:
@@ -233,6 +276,11 @@ class StageLogMonitor:
         self.went_on_s = went_on_s
         self.progress: ProgressUpdate | None = None
         self.progress_line: int | None = None
+        # A server's live figures, from its last throughput/metrics lines:
+        # throughput_tok_s, prompt_throughput_tok_s, running_reqs,
+        # queued_reqs, kv_usage (0..1); each key kept until a newer value.
+        self.figures: dict[str, float] = {}
+        self.figures_line: int | None = None
         self.last_output_at: float | None = None
         self.counts: Counter[str] = Counter()
         self.finished = False
@@ -243,7 +291,15 @@ class StageLogMonitor:
         # handling of the above exception ...") continues it.
         self._last_closed: dict[str | None, tuple[_Pending | None, int, int]] = {}
         self._out: list[LogEvent] = []
+        # Per worker: line of the last "Exception ignored in" (its traceback
+        # and exception line are Python's ignored report) and of the last
+        # line on a request path (a traceback right after it failed a request).
+        self._ignored_at: dict[str | None, int] = {}
+        self._request_at: dict[str | None, int] = {}
+        self._pywarn_at: dict[str | None, int] = {}  # last Python warning line per worker
+        self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
         self._now = 0.0
+        self._templates: TemplateIndex | None = None
         self.stall.note_activity(self.started_at)
 
     # -- public -----------------------------------------------------------
@@ -336,6 +392,14 @@ class StageLogMonitor:
         failed = exit_code is None or exit_code != 0 or signal is not None
         for p in self._pending:
             ev = p.event
+            if p.verdict is not None:
+                if not failed:
+                    ev.kind = "warning"
+                    ev.explanation = f"The process exited successfully after this: {ev.explanation}"
+                    self._emit(ev)
+                    continue
+                self._emit(self._as_fatal(p))
+                continue
             if failed:
                 ev.kind = "fatal"
                 ev.rule = p.rule.id if p.rule is not None and p.rule.kind == "fatal" else "traceback"
@@ -410,6 +474,21 @@ class StageLogMonitor:
 
     def _scan_block(self, data: bytes, first_no: int) -> int:
         """Visit the interesting lines of ``data``; returns its line count."""
+        if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
+            if self._templates is None:
+                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS)
+            if self._templates.usable:
+                # A block makes hundreds of thousands of short-lived objects
+                # (lines, events) and no cycles: the cyclic collector would
+                # run hundreds of times over everything alive for nothing.
+                paused = gc.isenabled()
+                if paused:
+                    gc.disable()
+                try:
+                    return self._scan_templates(data, first_no, self._templates)
+                finally:
+                    if paused:
+                        gc.enable()
         cands = self.rules.scan(data)
         if self.progress_mode == "all":
             prog = _markers().line_starts(data)
@@ -461,61 +540,388 @@ class StageLogMonitor:
             no += 1
         return no - first_no
 
-    def _line(self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool) -> None:
+    def _scan_templates(self, data: bytes, first_no: int, tix: TemplateIndex) -> int:
+        """:meth:`_scan_block` by line template (see :mod:`templates`): same visits, same events."""
+        lines = data.split(b"\n")
+        lines.pop()  # data ends with a newline
+        temps = data.translate(TO_ZERO).split(b"\n")
+        temps.pop()
+        n = len(lines)
+        table = tix.by_template
+        try:
+            ents = list(map(table.__getitem__, temps))
+        except KeyError:  # templates not seen before
+            uniq = set(temps)
+            new = uniq.difference(table)
+            tix.learn(uniq if tix.full(len(new)) else new)
+            ents = list(map(table.__getitem__, temps))
+        # Lines whose template holds a keyword, but for quiet and inert ones.
+        visit = list(compress(range(n), ents))
+        quiet = tix.quiet
+        if quiet:
+            got = sum(map(ents.count, quiet))  # each is an info event, counted
+            if got:
+                self.counts["info"] += got
+        prog: set[int] = set()
+        for i in self._last_progress_lines(data, lines, temps, tix.progress, self.samples_per_block):
+            prog.add(i)
+            k = bisect_left(visit, i)
+            if k == len(visit) or visit[k] != i:
+                insort(visit, i)
+        below = 0
+        tb = self._tb  # the same dict throughout (only cleared)
+        counts = self.counts
+        tally = dict.fromkeys(("fatal", "warning", "info"), 0)  # the fast path's counts, added at the end
+        last_verdict = self._last_verdict
+        pywarn_at = self._pywarn_at
+        tail_append = self._tail.append
+        out_append = self._out.append
+        line_rules = tix.line_rules
+        value_key = tix.value_key
+        for i in visit:
+            if i < below:
+                continue  # visited while a traceback was open
+            e = ents[i]
+            if e is None or tb or i in prog or e.mode == SENSITIVE:
+                if e is not None and e.quiet:
+                    counts["info"] -= 1  # counted above; _visit counts what it finds
+                self._visit(lines[i], first_no + i, e, i in prog)
+            else:
+                raw = lines[i]
+                if e.mode == BY_TEMPLATE:
+                    idx = e.idx
+                    got = e.fixed
+                elif e.projection is not None:  # EXACT, same rules on every line
+                    idx = e.idx
+                    got = e.verdicts.get((idx, raw.translate(e.projection))) if e.verdicts is not None else None
+                else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
+                    idx = line_rules(e, raw)
+                    if idx is None:
+                        continue
+                    got = e.verdicts.get((idx, value_key(idx, raw))) if e.verdicts is not None else None
+                no = first_no + i
+                if got is None:
+                    self._line(raw, no, idx, False, e)
+                else:
+                    v, fast = got
+                    if fast is None:
+                        self._apply(e.layout, v, raw, no)
+                    elif fast:
+                        # The common cases, as _apply + _verdict_event + _emit
+                        # would do them: no verdict, or a warning, fatal or info
+                        # event; a Python warning and the source line it echoes.
+                        rest_off, wspan, generic, category, echo, kind, rule, expl, action, listed = fast
+                        text = raw.decode("utf-8", "replace")
+                        worker = text[wspan[0] : wspan[1]] if wspan is not None else None
+                        if echo and 0 < no - pywarn_at.get(worker, -99) <= 3:
+                            pass  # the source line Python's warnings module echoes after a warning
+                        elif kind is not None:
+                            if category:
+                                pywarn_at[worker] = no
+                            prev = last_verdict.get(worker) if generic else None
+                            if prev is not None and prev[0] == no - 1 and prev[2].kind == "benign":
+                                self._apply(e.layout, v, raw, no, text)  # may continue a harmless message
+                            else:
+                                # Not recorded for _continuation: only a benign
+                                # verdict on the line just before changes anything.
+                                tally[kind] += 1
+                                if listed:
+                                    ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
+                                                  expl, action)
+                                    if kind != "info":
+                                        tail_append(ev)
+                                    out_append(ev)
+                        elif category:
+                            pywarn_at[worker] = no
+            if tb:
+                # Inside a traceback every line counts, as in _scan_block.
+                j = i + 1
+                while tb and j < n:
+                    ej = ents[j]
+                    if ej is not None and ej.quiet:
+                        counts["info"] -= 1  # counted above; _visit counts what it finds
+                    self._visit(lines[j], first_no + j, ej, j in prog)
+                    j += 1
+                below = j
+        for kind, k in tally.items():
+            if k:
+                counts[kind] += k
+        return n
+
+    @staticmethod
+    def _last_progress_lines(data: bytes, lines: list[bytes], temps: list[bytes], progress: set[bytes],
+                             k: int) -> list[int]:
+        """What ``_markers().last_lines(data, k)`` finds, as line indices, by template.
+
+        The last ``k`` lines holding a progress marker within the last 64 KiB
+        (or the first of 512 KiB, 4 MiB, ... that holds one), walking back
+        from the end over line lengths instead of searching the bytes.
+        """
+        n = len(data)
+        window = 64 * 1024
+
+        def window_start(w: int) -> int:
+            start = max(0, n - w)
+            if start:
+                start = data.find(b"\n", start) + 1 or n
+            return start
+
+        start = window_start(window)
+        out: list[int] = []
+        end = n
+        i = len(lines) - 1
+        while i >= 0:
+            ls = end - len(lines[i]) - 1
+            if ls < start:
+                if out or start == 0 or window >= n:
+                    break
+                window *= 8
+                start = window_start(window)
+                continue
+            if temps[i] in progress:
+                out.append(i)
+                if len(out) == k:
+                    break
+            end = ls
+            i -= 1
+        return out[::-1]
+
+    def _visit(self, raw: bytes, no: int, e: Template | None, is_prog: bool) -> None:
+        """One line of a template scan, with what :meth:`RuleSet.scan` would give it."""
+        if e is None:
+            idx = None
+        elif e.mode == BY_TEMPLATE:
+            idx = e.idx
+        else:
+            assert self._templates is not None
+            idx = self._templates.line_rules(e, raw)
+        if idx is None and not is_prog and not self._tb:
+            return
+        self._line(raw, no, idx, is_prog)
+
+    def _apply(self, layout: tuple, verdict: Verdict | None, raw: bytes, no: int, text: str | None = None) -> None:
+        """What :meth:`_line` does for a line whose template's meaning is known."""
+        rest_off, wspan, src, level, category, recovery, request, echo = layout
+        worker = None
+        if wspan is not None:
+            if text is None:
+                text = raw.decode("utf-8", "replace")
+            worker = text[wspan[0] : wspan[1]]
+        if recovery and self._pending:
+            self._recovered(no)
+        if echo and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
+            return  # the source line Python's warnings module echoes after a warning
+        if category:
+            self._pywarn_at[worker] = no
+        if verdict is None:
+            return
+        if text is None:
+            text = raw.decode("utf-8", "replace")
+        rest = text[rest_off:]
+        source = src if type(src) is str else rest[src[0] : src[1]]
+        v = verdict
+        if v.kind == "warning" and v.rule in _GENERIC_RULES:
+            v = self._continuation(v, worker, no, (level, source))
+        else:
+            self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
+        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable:
+            self._verdict_event(v, rest, worker, no, request)
+            return
+        # _verdict_event and _emit for the common case, inlined (catch-up
+        # handles hundreds of thousands of these).
+        kind = v.kind
+        self.counts[kind] += 1
+        if kind == "info" and not self.include_info:
+            return
+        ev = LogEvent(no, no, kind, v.rule, rest.strip()[:_MAX_TEXT], worker, v.explanation, v.action)
+        if kind in ("fatal", "warning", "benign"):
+            self._tail.append(ev)
+        if kind == "progress" and not self.progress_events:
+            return
+        self._out.append(ev)
+
+    def _remember(self, tmpl: Template, key: object, text: str, worker: str | None, rest: str, sh: Shape,
+                  verdict: Verdict | None) -> None:
+        """Keep what this line means for the other lines of its template."""
+        if tmpl.layout is None:
+            rest_off = len(text) - len(rest)
+            if text[rest_off:] != rest:
+                return
+            wspan = None
+            if worker is not None:
+                a = text.rfind(worker, 0, rest_off)
+                if a < 0:
+                    return
+                wspan = (a, a + len(worker))
+            src: str | tuple[int, int] = sh.source
+            if any(c.isdigit() for c in src):
+                a = rest.find(src)
+                if a < 0:
+                    return
+                src = (a, a + len(src))
+            tmpl.layout = (
+                rest_off,
+                wspan,
+                src,
+                sh.level,
+                bool(sh.category),
+                is_recovery(rest),
+                self.stage_kind == "service" and is_request_source(rest),
+                rest.startswith("  "),
+            )
+            tmpl.verdicts = {}
+        assert tmpl.verdicts is not None
+        if len(tmpl.verdicts) < 4096:
+            rest_off, wspan, _src, _level, category, recovery, request, echo = tmpl.layout
+            fast: tuple | None = None  # None: _apply; (): nothing to do; else what the scan needs
+            if not recovery and not request:
+                if verdict is None:
+                    fast = (rest_off, wspan, False, category, echo, None, "", "", "", False) if category or echo else ()
+                elif (verdict.kind in ("fatal", "warning", "info") and verdict.rule not in _SPECIAL_RULES
+                      and not verdict.pending and not verdict.recoverable):
+                    generic = verdict.kind == "warning" and verdict.rule in _GENERIC_RULES
+                    listed = verdict.kind != "info" or self.include_info
+                    fast = (rest_off, wspan, generic, category, echo, verdict.kind, verdict.rule,
+                            verdict.explanation, verdict.action, listed)
+            tmpl.verdicts[key] = (verdict, fast)
+            if key is None:
+                tmpl.fixed = (verdict, fast)
+        if key is None and not any(tmpl.layout[4:]):
+            # No flag: its lines change nothing (no verdict) or only the info
+            # count (an info verdict nobody lists), whatever comes before.
+            if verdict is None:
+                tmpl.inert = True
+            elif (verdict.kind == "info" and not self.include_info and verdict.rule not in _SPECIAL_RULES
+                  and not verdict.pending and not verdict.recoverable and self._templates is not None
+                  and len(self._templates.quiet) < 32):
+                tmpl.quiet = True
+                self._templates.quiet.append(tmpl)
+
+    def _line(
+        self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool, tmpl: Template | None = None
+    ) -> None:
+        tb_before = bool(self._tb)
         text = raw.decode("utf-8", "replace")
         if len(text) > self.follower.max_line:
-            text = text[-self.follower.max_line :]
+            # Keep both ends of an over-long line: its head says what it is
+            # ("torch.OutOfMemoryError: ..." before a 70 kB state_dict key
+            # list), its tail holds the latest state of a redrawn bar.
+            half = self.follower.max_line // 2
+            text = text[:half] + " … " + text[-half:]
         if "\x1b" in text:
             text = strip_ansi(text)
         segs = split_segments(text.rstrip("\r"))
+        if is_prog or idx is not None:
+            segs = split_glued(segs)
         last = len(segs) - 1
         for si, seg in enumerate(segs):
             worker, rest = split_worker(seg)
             if self._tb and worker in self._tb and self._tb_feed(worker, rest, no):
                 continue
+            if self._pending and is_recovery(rest):
+                self._recovered(no)
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
-                if rule is not None:
-                    if rule.id == "traceback":
-                        if strip_log_header(rest).startswith(_CHAIN[:2]):
-                            self._continue_chain(worker, no, rest)
-                        else:
-                            self._open_traceback(worker, no, rest)
-                            # "Scheduler hit an exception: Traceback (...)":
-                            # the words before the traceback can say more.
-                            head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
-                            if len(head.strip()) > 3:
-                                hr = self.rules.classify(head, self.stage)
-                                if (
-                                    hr is not None
-                                    and hr.id != "traceback"
-                                    and hr.kind != "info"
-                                    and hr.id not in _GENERIC_RULES
-                                ):
-                                    self._rule_event(hr, rest, worker, no)
-                        continue
-                    self._rule_event(rule, rest, worker, no)
-                    if rule.kind != "info":
+                if rule is not None and rule.id == "traceback":
+                    if strip_log_header(rest).startswith(_CHAIN[:2]):
+                        self._continue_chain(worker, no, rest)
+                    else:
+                        self._open_traceback(worker, no, rest)
+                        # "Scheduler hit an exception: Traceback (...)":
+                        # the words before the traceback can say more.
+                        head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
+                        if len(head.strip()) > 3:
+                            hr = self.rules.classify(head, self.stage)
+                            hv = judge_line(head, hr, self.stage_kind)
+                            if hv is not None and hv.kind not in ("info", "progress") and hv.rule not in _GENERIC_RULES:
+                                self._verdict_event(hv, rest, worker, no)
+                    continue
+                sh = shape(rest)
+                if rest.startswith("  ") and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
+                    continue  # the source line Python's warnings module echoes after a warning
+                if sh.category:
+                    self._pywarn_at[worker] = no
+                verdict = judge_line(rest, rule, self.stage_kind, sh)
+                if tmpl is not None and not tb_before and last == 0 and seg == text and "\x1b" not in text:
+                    key = None
+                    if tmpl.mode != BY_TEMPLATE:
+                        assert self._templates is not None and idx is not None
+                        key = (idx, self._templates.value_key(idx, raw))
+                    self._remember(tmpl, key, text, worker, rest, sh, verdict)
+                if verdict is not None:
+                    verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))
+                    self._verdict_event(verdict, rest, worker, no)
+                    if verdict.kind not in ("info", "progress"):
                         continue
             if is_prog and si == last:
                 self._progress(rest, worker, no, seg)
 
-    def _rule_event(self, rule: Rule, rest: str, worker: str | None, no: int) -> None:
-        if rule.kind == "info" and not self.include_info:
+    def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None) -> None:
+        if v.rule == "exception-ignored":
+            self._ignored_at[worker] = no
+        elif v.kind == "fatal" and v.pending and no - self._ignored_at.get(worker, -99) <= 50:
+            # The exception line of Python's "Exception ignored in" report
+            # (its traceback was broken up, e.g. by console line wrapping).
+            self._ignored_at.pop(worker, None)
+            return
+        if request is None:
+            request = self.stage_kind == "service" and is_request_source(rest)
+        if v.rule in ("request-failed", "request-error-survived") or request:
+            self._request_at[worker] = no
+        if v.kind == "info" and not self.include_info:
             self.counts["info"] += 1  # counted, but not worth an object nobody reads
             return
-        self._emit(
-            LogEvent(
-                line=no,
-                end_line=no,
-                kind=rule.kind,
-                rule=rule.id,
-                text=rest.strip()[:_MAX_TEXT],
-                worker=worker,
-                explanation=rule.explanation,
-                action=rule.action,
-            )
+        ev = LogEvent(
+            line=no,
+            end_line=no,
+            kind=v.kind,
+            rule=v.rule,
+            text=rest.strip()[:_MAX_TEXT],
+            worker=worker,
+            explanation=v.explanation,
+            action=v.action,
         )
+        if v.kind == "fatal" and (v.pending or v.recoverable):
+            # Fatal unless the process shows otherwise: it goes on (pending)
+            # or restarts what died (recoverable).
+            ev.kind = "warning"
+            pend = _Pending(ev, self.rules.by_id.get(v.rule), self._now, recoverable=v.recoverable, verdict=v)
+            self._pending.append(pend)
+            return
+        self._emit(ev)
+
+    def _continuation(self, v: Verdict, worker: str | None, no: int, header: tuple[str | None, str]) -> Verdict:
+        """A generic warning that continues the message of the line before.
+
+        Programs print one message over several lines with the same header
+        (``[WARNING] async_io requires libaio ...`` then ``[WARNING] If libaio
+        is already installed ...``): the follow-on lines mean what the first
+        one meant.
+        """
+        prev = self._last_verdict.get(worker)
+        self._last_verdict[worker] = (no, header, v)
+        if prev is None or v.rule not in _GENERIC_RULES or v.kind != "warning":
+            return v
+        pno, pheader, pv = prev
+        if pno == no - 1 and pheader == header and header[0] is not None and pv.kind == "benign":
+            self._last_verdict[worker] = (no, header, pv)
+            return pv
+        return v
+
+    def _recovered(self, no: int) -> None:
+        """A restart/retry line: recoverable failures just before it were survived."""
+        keep: list[_Pending] = []
+        for p in self._pending:
+            if p.recoverable and no - p.event.end_line <= _RECOVERY_LINES:
+                ev = p.event
+                ev.kind = "warning"
+                ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
+                ev.explanation = f"Recovered: {p.event.explanation} A restart or retry followed (line {no})."
+                ev.action = "None unless it keeps happening."
+                self._emit(ev)
+            else:
+                keep.append(p)
+        self._pending = keep
 
     def _progress(self, rest: str, worker: str | None, no: int, seg: str, force: bool = False) -> None:
         upd = parse_progress(rest.strip(), worker)
@@ -523,6 +929,11 @@ class StageLogMonitor:
             return
         self.progress = upd
         self.progress_line = no
+        if upd.metrics:
+            figs = serving_figures(upd.metrics)
+            if figs:
+                self.figures.update(figs)
+                self.figures_line = no
         for p in self._pending:
             p.progress_after = True
         crossed = self.eta_tracker.feed(upd, self._now)
@@ -572,7 +983,13 @@ class StageLogMonitor:
         old = self._tb.pop(worker, None)
         if old is not None:
             self._close_traceback(old, old.first_text, no - 1)
-        self._tb[worker] = _OpenTraceback(start=no, worker=worker, first_text=rest.strip())
+        self._tb[worker] = _OpenTraceback(
+            start=no,
+            worker=worker,
+            first_text=rest.strip(),
+            ignored=no - self._ignored_at.get(worker, -99) <= 3,
+            request=no - self._request_at.get(worker, -99) <= 2 or is_request_source(rest),
+        )
 
     def _continue_chain(self, worker: str | None, no: int, rest: str) -> None:
         last = self._last_closed.get(worker)
@@ -586,7 +1003,12 @@ class StageLogMonitor:
         old = self._tb.pop(worker, None)
         if old is not None:
             self._close_traceback(old, old.first_text, no - 1)
-        self._tb[worker] = _OpenTraceback(start=start, worker=worker, first_text=rest.strip())
+        self._tb[worker] = _OpenTraceback(
+            start=start,
+            worker=worker,
+            first_text=rest.strip(),
+            request=bool(old and old.request) or no - self._request_at.get(worker, -99) <= 12,
+        )
 
     def _tb_feed(self, worker: str | None, rest: str, no: int) -> bool:
         """Feed one line to the open traceback of ``worker``; True if it belongs to it."""
@@ -597,6 +1019,8 @@ class StageLogMonitor:
             del self._tb[worker]
             return False
         if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
+            if not tb.request and self.stage_kind == "service" and is_request_frame(body):
+                tb.request = True
             return True
         del self._tb[worker]
         if _looks_like_exception(body):
@@ -622,13 +1046,17 @@ class StageLogMonitor:
             worker=tb.worker,
             explanation="",
         )
-        if rule is not None and rule.kind in ("fatal", "benign"):
+        ignored = tb.ignored or tb.start - self._ignored_at.get(tb.worker, -99) <= 3
+        v = judge_traceback(exc_line, rule, ignored=ignored, request=tb.request, stage_kind=self.stage_kind)
+        if ignored and exception_line(strip_log_header(exc_line)) is not None:
+            self._ignored_at.pop(tb.worker, None)  # its exception line is consumed
+        if v is not None:
             # The exception line itself says what happened (OOM, NCCL, a
-            # harmless optional import): no need to wait for the process.
-            ev.kind = rule.kind
-            ev.rule = rule.id
-            ev.explanation = rule.explanation
-            ev.action = rule.action
+            # harmless optional import, a failed request): no need to wait.
+            ev.kind = v.kind
+            ev.rule = v.rule
+            ev.explanation = v.explanation
+            ev.action = v.action
             self._emit(ev)
             self._last_closed[tb.worker] = (None, end, tb.start)
             return
@@ -646,21 +1074,39 @@ class StageLogMonitor:
         keep: list[_Pending] = []
         for p in self._pending:
             lines_after = self.line_no - p.event.end_line
+            if p.recoverable:
+                if lines_after > _RECOVERY_LINES:
+                    self._emit(self._as_fatal(p))  # nothing restarted it
+                else:
+                    keep.append(p)
+                continue
             if p.progress_after or (
                 lines_after >= self.went_on_lines and self._now - p.closed_at >= self.went_on_s
             ):
                 ev = p.event
                 ev.kind = "warning"
-                ev.rule = "traceback-handled"
-                ev.explanation = (
-                    "An exception was logged but the process went on (it was caught, or only one "
-                    "request or task failed)."
-                )
+                if ev.rule == "traceback":
+                    ev.rule = "traceback-handled"
+                    ev.explanation = (
+                        "An exception was logged but the process went on (it was caught, or only one "
+                        "request or task failed)."
+                    )
+                else:
+                    ev.explanation = f"The process went on after this: {ev.explanation}"
                 ev.action = "None unless it repeats or the stage later fails."
                 self._emit(ev)
             else:
                 keep.append(p)
         self._pending = keep
+
+    def _as_fatal(self, p: _Pending) -> LogEvent:
+        """The pending event as the fatal event it turned out to be."""
+        ev = p.event
+        ev.kind = "fatal"
+        v = p.verdict
+        if v is not None:
+            ev.rule, ev.explanation, ev.action = v.rule, v.explanation, v.action
+        return ev
 
     # -- early exit -------------------------------------------------------
     def _early_exit(self, exit_code: int | None, signal: int | None, ran: float) -> LogEvent:

@@ -25,7 +25,39 @@ _DICT_PAIR = re.compile(
 _KV_PAIR = re.compile(
     r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
 )
-_METRIC_HINTS = ("loss", "acc", "lr", "grad", "ppl", "perplex", "reward", "step", "epoch", "tok", "throughput")
+_METRIC_HINTS = ("loss", "acc", "lr", "grad", "ppl", "perplex", "reward", "step", "epoch", "throughput", "persec",
+                 "per_sec", "per_second", "samples_per", "tflop", "wps", "ups")
+# Training / evaluation / serving figures: a key whose lower-cased name
+# contains one of these is a metric ("train_loss", "eval_accuracy",
+# "gen throughput (token/s)", "RunningAvgSamplesPerSec", "learning rate").
+_METRIC_WORDS = ("loss", "acc", "learning rate", "learning_rate", "grad_norm", "grad norm", "gnorm", "ppl",
+                 "perplexity", "reward", "throughput", "persec", "per_sec", "per second", "per_second",
+                 "samples/s", "tokens/s", "token/s", "tflop", "f1", "bleu", "rouge", "precision", "recall",
+                 "auc", "metric", "score", "mfu", "progress")
+_METRIC_EXACT = ("lr", "wps", "ups", "tau", "tg", "acc", "mae", "mse", "rmse", "em")
+# Counter keys: "step", "iteration", "epoch", "global_step", "num_updates", "batch".
+_COUNTER_KEYS = ("step", "iter", "iteration", "epoch", "global_step", "num_updates", "batch", "consumed samples",
+                 "consumed_samples", "#running-req", "running")
+# "key: value", "key=value", "key = value"; keys may hold spaces, '#', '/', '()' ("gen throughput (token/s)").
+_PAIR = re.compile(
+    r"(?:^|(?<=[\s,|<\[{(]))([A-Za-z#_][\w#./()\- ]{0,48}?)\s{0,3}(?:=|: ?)\s{0,6}"
+    r"([-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w/:(-])"
+)
+# Space-separated figures: "iter 100: loss 4.2", "Loss 3.0156 (6.4026)", "| lr 20.00 | ppl 166 |".
+_SPACE_METRIC = re.compile(
+    r"(?:^|(?<=[\s,|<\[(]))(loss|Loss|LOSS|acc|Acc|accuracy|Accuracy|lr|ppl|perplexity|grad_norm|mfu|reward|throughput|"
+    r"Throughput)\s{1,4}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/:(-])"
+)
+_SPACE_COUNTER = re.compile(r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|Iter|Iteration|Step|Epoch)\s{1,4}(\d{1,12})\b")
+_RATE = re.compile(
+    r"(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
+    r"KiB|MiB|GiB)/s|tokens per second|samples per second|it/sec|samples/sec)\b"
+)
+_FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:-])")
+_PROGRESS_WORDS = ("epoch", "iter", "step", "batch", "sample", "shard", "chunk", "prompt", "progress", "training",
+                   "train", "eval", "valid", "test", "loading", "download", "processed", "request", "example")
+# tqdm's "[elapsed<remaining, rate]" block: text glued after its "]" is a new message.
+_TQDM_BLOCK = re.compile(r"\[(?:\d{1,3}:)?\d{1,3}:\d\d<(?:(?:\d{1,3}:)?\d{1,3}:\d\d|\?)[^\]\n]{0,400}\]")
 
 
 @dataclass(slots=True)
@@ -283,9 +315,8 @@ def _parse_kv(s: str) -> ProgressUpdate | None:
     metrics = _kv_metrics(s)
     if not metrics:
         return None
-    keys = " ".join(metrics).lower()
-    if not any(h in keys for h in _METRIC_HINTS):
-        return None
+    if not any(_metric_key(k) for k in metrics):
+        return None  # a configuration dump ("max_epochs=1", "max_tokens=61"), not figures
     upd = ProgressUpdate(desc="metrics", metrics=metrics, source="metrics")
     for k in ("step", "global_step", "iter", "iteration"):
         if k in metrics:
@@ -320,6 +351,147 @@ def _parse_throughput(s: str) -> ProgressUpdate | None:
     return ProgressUpdate(desc="throughput", rate=rate, unit=unit, metrics=metrics, source="throughput")
 
 
+def split_glued(segs: list[str]) -> list[str]:
+    """Split text glued after a tqdm bar into its own segment.
+
+    A bar that was drawn without a final newline is followed on the same
+    physical line by whatever was printed next: ``...[00:02<00:03,
+    1.28it/s]Killed``, ``...it/s]Traceback (most recent call last):``. On
+    screen the bar was overwritten; for meaning they are two messages.
+    """
+    out: list[str] = []
+    for seg in segs:
+        pos = 0
+        while True:
+            m = _TQDM_BLOCK.search(seg, pos)
+            if m is None:
+                break
+            end = m.end()
+            if end < len(seg) and not seg[end].isspace():
+                out.append(seg[:end])
+                seg = seg[end:]
+                pos = 0
+            else:
+                pos = end
+        out.append(seg)
+    return out
+
+
+# A server's gauges (SGLang's batch lines, vLLM's stats line).
+_GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq", "#new-token", "#cached-token",
+               "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
+
+
+def _metric_key(key: str) -> str | None:
+    """``"metric"``, ``"counter"`` or None for a key of a metric pair."""
+    k = key.strip().lower()
+    if not k:
+        return None
+    if k in _GAUGE_KEYS:
+        return "metric"
+    last = k.rsplit(" ", 1)[-1]
+    if k in _COUNTER_KEYS or last in ("step", "iteration", "epoch", "iter"):
+        return "counter"
+    if k in _METRIC_EXACT or last in _METRIC_EXACT:
+        return "metric"
+    if any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k:
+        return "metric"
+    return None
+
+
+def _parse_figures(s: str) -> ProgressUpdate | None:
+    """Metric pairs, rates and counters in a free-form line.
+
+    ``iteration 122/ 250000 | lm loss: 2.50E+00``, ``0/17,
+    SamplesPerSec=158.3``, ``epoch=0 step=38 train_loss=8.28``, ``Decode
+    batch. #running-req: 5, gen throughput (token/s): 144.95``, ``eval time
+    = 319.58 ms / 10 tokens (31.29 tokens per second)``, ``178/178 [=====]
+    - 0s 76us/step - loss: 0.0636``. A line is progress when it carries a
+    training, evaluation or serving figure, a rate, or a counter with its
+    total; configuration dumps (``max_tokens=61``, ``n_ctx = 512``) are not.
+    """
+    if len(s) > 4096:
+        s = s[:4096]
+    metrics: dict[str, float] = {}
+    counters: dict[str, float] = {}
+    for m in _PAIR.finditer(s):
+        # A key starts after a sentence's end: "Decode batch. #running-req: 5".
+        key = m.group(1).rsplit(". ", 1)[-1].strip()
+        kind = _metric_key(key)
+        if kind is None:
+            continue
+        val = _to_float(m.group(2).replace(",", ""))
+        (metrics if kind == "metric" else counters)[key] = val
+    for m in _SPACE_METRIC.finditer(s):
+        metrics.setdefault(m.group(1), _to_float(m.group(2)))
+    if metrics:
+        for m in _SPACE_COUNTER.finditer(s):
+            counters.setdefault(m.group(1).lower(), float(m.group(2)))
+    rate = None
+    unit = "it"
+    rm = _RATE.search(s)
+    if rm:
+        rate = float(rm.group(1))
+        unit = rm.group(2).split("/")[0].split(" ")[0]
+    n = total = None
+    low = s.lower()
+    for fm in _FRACTION.finditer(s):
+        a, b = int(fm.group(1)), int(fm.group(2))
+        after = s[fm.end() : fm.end() + 2]
+        if b == 0 or a > b:
+            continue
+        near = low[max(0, fm.start() - 40) : fm.start()]
+        if after.startswith((" [", "]", " |", "|")) and ("[" in after or any(w in near for w in _PROGRESS_WORDS)):
+            n, total = float(a), float(b)
+            break
+        if any(w in near for w in _PROGRESS_WORDS) or metrics:
+            n, total = float(a), float(b)
+            break
+    if not metrics and rate is None and total is None:
+        if not counters:
+            return None
+        # A lone counter ("> working on iteration: 10", "global_step = 9").
+    upd = ProgressUpdate(desc="metrics", metrics={**counters, **metrics}, source="metrics", rate=rate, unit=unit)
+    if total is not None:
+        upd.n, upd.total = n, total
+    else:
+        for k, v in counters.items():
+            if k.lower() in ("step", "global_step", "iteration", "iter", "num_updates", "epoch", "batch"):
+                upd.n = v
+                upd.unit = k.lower()
+                break
+    if serving_figures(upd.metrics):
+        upd.source = "throughput"  # a server's live figures, like vLLM's throughput line
+        upd.desc = "throughput"
+    return upd
+
+
+def serving_figures(metrics: dict[str, float]) -> dict[str, float]:
+    """A server's live figures from a metrics dict, under stable names.
+
+    ``throughput_tok_s`` (generation throughput, tokens/s),
+    ``prompt_throughput_tok_s``, ``running_reqs``, ``queued_reqs`` and
+    ``kv_usage`` (0..1), from vLLM (``Avg generation throughput``,
+    ``Running``, ``Waiting``, ``GPU KV cache usage``) and SGLang (``gen
+    throughput (token/s)``, ``#running-req``, ``#queue-req``, ``token usage``)
+    lines, and llama.cpp timings.
+    """
+    out: dict[str, float] = {}
+    for k, v in metrics.items():
+        key = k.lower()
+        if "throughput" in key and ("gen" in key or "generation" in key or "decode" in key):
+            out["throughput_tok_s"] = v
+        elif "throughput" in key and ("prompt" in key or "input" in key or "prefill" in key):
+            out["prompt_throughput_tok_s"] = v
+        elif key in ("#running-req", "running", "num_running_reqs"):
+            out["running_reqs"] = v
+        elif key in ("#queue-req", "waiting", "num_queue_reqs"):
+            out["queued_reqs"] = v
+        elif key in ("token usage", "gpu kv cache usage", "kv cache usage"):
+            out["kv_usage"] = v / 100.0 if v > 1.0 else v
+    return out
+
+
 def has_progress_marker(text: str) -> bool:
     """Cheap test: could :func:`parse_progress` find something in ``text``?"""
     return (
@@ -352,6 +524,8 @@ def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | Non
         upd = _parse_step(text)
     if upd is None and "=" in text:
         upd = _parse_kv(text)
+    if upd is None:
+        upd = _parse_figures(text)
     if upd is not None:
         upd.worker = worker
     return upd

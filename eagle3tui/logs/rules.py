@@ -30,6 +30,11 @@ else:  # pragma: no cover - 3.10
 
     import tomli as tomllib
 
+try:  # RE2: linear-time matching for the user's patterns (no backtracking).
+    import re2 as _re2
+except ImportError:  # pragma: no cover - a declared dependency
+    _re2 = None  # type: ignore[assignment]
+
 try:  # A Rust Aho-Corasick: one pass, many literals, ~350 MB/s on one core.
     import ahocorasick_rs as _ahocorasick
 except ImportError:  # pragma: no cover - exercised by the fallback test
@@ -39,8 +44,24 @@ KINDS = ("fatal", "benign", "warning", "progress", "info")
 _REQUIRED = ("id", "pattern", "kind", "explanation")
 _OPTIONAL = ("action", "stages", "keywords", "examples")
 _MIN_KEYWORD = 3
+# Literals that route a line to the structural judge even when no rule names
+# it: process lifecycle words, native failure reports, fatal levels.
+STRUCTURAL_KEYWORDS = (
+    "died", "dead", "killed", "Killing", "Terminating", "terminated", "crashed", "aborted", "signal",
+    "exit", "Exit", "return code", "non-zero", "nonzero", "failure", "Failure", "FAILURE", "Check failed",
+    "fatal", "Fatal", "FATAL", "CRITICAL", "unrecoverable", "terminate called", "panic", "Interrupt",
+    "ignored", "deprecat", "[E", "]:[E", "[F", "]:W0", "]:W1", "]:E0", "]:E1", "]:F0", "]:F1",
+    # error-looking words a program may log at INFO, or next to a fallback
+    "not found", "No such", "cannot", "Cannot", "unable", "Unable", "not installed", "not available",
+    "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
+    "*** ", "Exception raised from", "without", "proceed", "already", "No module", "no module", "CANCELLED",
+    "cancelled", "canceled",
+)
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
-_MAX_GATE_GROUPS = 4  # beyond this the full automaton alone is as fast
+_MAX_GATE_GROUPS = 5  # beyond this the full automaton alone is as fast
+# Gates pay off on big blocks only (and picking them takes ~0.2 s): smaller
+# blocks go through the full automaton directly.
+_GATE_MIN_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -61,7 +82,10 @@ class Rule:
     stages: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     source: str = "builtin"
-    regex: re.Pattern[str] = field(default=re.compile(""), compare=False, repr=False)
+    # Builtin rules use Python's re (their patterns are reviewed and tested
+    # for bounded backtracking); user rules use RE2, linear in the line's
+    # length whatever the pattern.
+    regex: Any = field(default=re.compile(""), compare=False, repr=False)
 
     def applies_to(self, stage: str | None) -> bool:
         """Whether the rule is active for ``stage``."""
@@ -213,18 +237,27 @@ class RuleSet:
     of fatal errors, and catch-alls last.
     """
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
+    def __init__(self, rules: Iterable[Rule], structural: Iterable[str] = STRUCTURAL_KEYWORDS) -> None:
         self.rules: list[Rule] = list(rules)
         kw_rules: dict[str, list[int]] = {}
+        for k in structural:
+            # No rule behind these: a hit only makes the line a candidate.
+            kw_rules.setdefault(k, [])
         self._unkeyed: list[tuple[int, re.Pattern[bytes] | None]] = []
         for i, r in enumerate(self.rules):
             if r.keywords:
                 for k in r.keywords:
                     kw_rules.setdefault(k, []).append(i)
             else:
+                # Searched over a whole chunk, so ^ and $ must mean a line's
+                # ends (multi-line mode), as they do on one line.
                 try:
-                    brx: re.Pattern[bytes] | None = re.compile(r.pattern.encode("utf-8"))
-                except re.error:
+                    brx: Any = (
+                        compile_user_pattern(b"(?m)" + r.pattern.encode("utf-8"))
+                        if r.source == "user"
+                        else re.compile(r.pattern.encode("utf-8"), re.MULTILINE)
+                    )
+                except (re.error, ValueError):
                     brx = None  # not expressible on bytes: checked on every line
                 self._unkeyed.append((i, brx))
         self.keywords: list[str] = list(kw_rules)
@@ -237,23 +270,12 @@ class RuleSet:
             self._ac = _ahocorasick.BytesAhoCorasick(
                 self._kw_bytes, implementation=_ahocorasick.Implementation.DFA
             )
-        self._gates: list[Any] = []
-        self.gates: list[bytes] = []
-        if _ahocorasick is not None and self.keywords:
-            gates = pick_gates(self._kw_bytes, limit=_GATE_GROUP * _MAX_GATE_GROUPS)
-            if gates is not None:
-                # Two levels. Short "gate" literals, one inside every keyword,
-                # in groups of 32: a leftmost-first automaton that small uses
-                # the library's SIMD (Teddy) search, several times faster than
-                # the full automaton over the block. Only lines with a gate hit
-                # then go through the full keyword automaton.
-                self.gates = gates
-                for i in range(0, len(gates), _GATE_GROUP):
-                    self._gates.append(
-                        _ahocorasick.BytesAhoCorasick(
-                            gates[i : i + _GATE_GROUP], matchkind=_ahocorasick.MatchKind.LeftmostFirst
-                        )
-                    )
+        # The gate automata are built on the first scan: a monitor that
+        # reads by template (catching up) never needs them, and picking them
+        # costs a few hundred milliseconds.
+        self._gates_built = False
+        self._gates_list: list[Any] = []
+        self._gate_literals: list[bytes] = []
         self._kw_rx = (
             re.compile(b"|".join(re.escape(k) for k in sorted(self._kw_bytes, key=len, reverse=True)))
             if self.keywords
@@ -266,6 +288,65 @@ class RuleSet:
     def accelerated(self) -> bool:
         """True when the Aho-Corasick prefilter is in use."""
         return self._ac is not None
+
+    @property
+    def _gates(self) -> list[Any]:
+        if not self._gates_built:
+            self._build_gates()
+        return self._gates_list
+
+    @property
+    def gates(self) -> list[bytes]:
+        """The short literals the block scan searches first (see :meth:`scan`)."""
+        if not self._gates_built:
+            self._build_gates()
+        return self._gate_literals
+
+    def _build_gates(self) -> None:
+        self._gates_built = True
+        if _ahocorasick is not None and self.keywords:
+            gates = pick_gates(self._kw_bytes, limit=_GATE_GROUP * _MAX_GATE_GROUPS)
+            if gates is not None:
+                # Two levels. Short "gate" literals, one inside every keyword,
+                # in groups of 32: a leftmost-first automaton that small uses
+                # the library's SIMD (Teddy) search, several times faster than
+                # the full automaton over the block. Only lines with a gate hit
+                # then go through the full keyword automaton.
+                self._gate_literals = gates
+                for i in range(0, len(gates), _GATE_GROUP):
+                    self._gates_list.append(
+                        _ahocorasick.BytesAhoCorasick(
+                            gates[i : i + _GATE_GROUP], matchkind=_ahocorasick.MatchKind.LeftmostFirst
+                        )
+                    )
+
+    @property
+    def has_unkeyed(self) -> bool:
+        """Some rule has no keyword (its regex is run over whole blocks)."""
+        return bool(self._unkeyed)
+
+    @property
+    def keyword_bytes(self) -> list[bytes]:
+        """The prefilter's literals (UTF-8), in :attr:`keywords` order."""
+        return self._kw_bytes
+
+    @property
+    def keyword_rules(self) -> list[tuple[int, ...]]:
+        """For each keyword, the indices of the rules it stands for."""
+        return self._kw_rules
+
+    def line_candidates(self, line: bytes) -> tuple[int, ...] | None:
+        """What :meth:`scan` gives for one line: its rules, or None if no keyword occurs."""
+        if self._ac is not None:
+            found = self._ac.find_matches_as_indexes(line, overlapping=True)
+            if not found:
+                return None
+            rs: set[int] = set()
+            for kw, _s, _e in found:
+                rs.update(self._kw_rules[kw])
+            return tuple(sorted(rs))
+        got = self.scan(line)
+        return got[0][2] if got else None
 
     @classmethod
     def from_specs(
@@ -286,7 +367,7 @@ class RuleSet:
         hits: dict[int, set[int]] = {}
         ends: dict[int, int] = {}
         cur_end = -1
-        if self._gates:
+        if len(data) >= _GATE_MIN_BYTES and self._gates:
             assert self._ac is not None
             kw_rules = self._kw_rules
             full = self._ac.find_matches_as_indexes
@@ -403,6 +484,47 @@ def _line_of(source_path: str, rule_id: str) -> int | None:
     return None
 
 
+def compile_user_pattern(pattern: str | bytes) -> Any:
+    """Compile a user ``[[rule]]`` pattern with RE2 (linear time, no backtracking).
+
+    Raises ValueError with RE2's reason when the pattern uses a feature RE2
+    does not have (backreferences, lookaround) or is not a valid regex.
+    """
+    if _re2 is None:  # pragma: no cover - google-re2 is a dependency
+        raise ValueError("the google-re2 package is not installed (pip install google-re2)")
+    opts = _re2.Options()
+    opts.log_errors = False  # report through ConfigError, not on stderr
+    try:
+        return _re2.compile(pattern, opts)
+    except Exception as e:  # re2.error: RE2 reports bytes
+        msg = e.args[0] if e.args else e
+        if isinstance(msg, bytes):
+            msg = msg.decode("utf-8", "replace")
+        raise ValueError(str(msg)) from None
+
+
+def _key_line(source_path: str, rule_id: str, key: str) -> int | None:
+    """Line of ``key = ...`` inside the ``[[rule]]`` table whose id is ``rule_id``."""
+    id_line = _line_of(source_path, rule_id)
+    if id_line is None:
+        return None
+    try:
+        with open(source_path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    head = id_line - 1  # the table starts at the last "[" header above its id
+    while head > 0 and not lines[head].lstrip().startswith("["):
+        head -= 1
+    for no in range(head + 1, len(lines)):
+        text = lines[no].strip()
+        if text.startswith("["):
+            break  # the next table
+        if text.replace(" ", "").startswith(f"{key}="):
+            return no + 1
+    return None
+
+
 def _rule_from_spec(
     spec: dict[str, Any], index: int, source_path: str, source: str
 ) -> Rule:
@@ -441,13 +563,30 @@ def _rule_from_spec(
             f"use one of: {', '.join(KINDS)}",
         )
     try:
-        rx = re.compile(spec["pattern"])
+        rx: Any = re.compile(spec["pattern"])
     except re.error as e:
         raise err(
             f"invalid regular expression {spec['pattern']!r}: {e}",
             "rule.pattern",
             "fix the regex (Python re syntax); in TOML use '''...''' to avoid escaping backslashes",
         ) from None
+    if source == "user":
+        # A valid Python regex RE2 cannot run (lookaround, backreference):
+        # rejected, since only RE2 guarantees linear time on every line.
+        try:
+            rx = compile_user_pattern(spec["pattern"])
+        except ValueError as e:
+            raise ConfigError(
+                f"{label}: pattern {spec['pattern']!r} is not supported by the linear-time regex engine (RE2): {e}",
+                path=source_path,
+                key="rule.pattern",
+                line=_key_line(source_path, spec["id"], "pattern") or line,
+                fix=(
+                    "rewrite it without backreferences (\\1), lookahead/lookbehind ((?=, (?!, (?<=, (?<!) and "
+                    "possessive or atomic groups; e.g. match the literal text instead. User patterns run on "
+                    "every log line, so they must not be able to backtrack"
+                ),
+            ) from None
     lists: dict[str, tuple[str, ...]] = {}
     for k in ("stages", "keywords", "examples"):
         v = spec.get(k, [])

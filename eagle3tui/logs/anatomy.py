@@ -1,0 +1,294 @@
+"""The anatomy of a log line: who wrote it, at what level, and what it says.
+
+A line from a GPU job usually carries several layers before its message:
+a container or launcher tag (``vllm  | ``, ``[1,mpirank:0]<stdout>:``,
+``0: ``), a timestamp, a worker prefix (``(Worker_TP0 pid=1)``, ``[rank3]:``)
+and a logger header (``ERROR 02-22 00:33:33 [file.py:60]``,
+``W0409 07:28:49.530000 1359 torch/.../api.py:719]``,
+``host:pid:tid [0] NCCL INFO``). :func:`peel` removes the outer layers and
+:func:`shape` reads the header: the level the program itself gave the line,
+its source (logger name or ``file:line``) and the message body. The judge
+(:mod:`eagle3tui.logs.judge`) decides on these, not on the wording alone.
+
+Every pattern here is anchored, bounded and free of nested repetition, and
+runs on at most the first :data:`HEAD_CHARS` characters of a line, so its
+cost does not depend on what a line contains.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEAD_CHARS = 400  # headers and prefixes live at the start of a line
+
+# Outer layers added by the environment, peeled repeatedly (order matters
+# only for speed). Each removes one prefix and leaves the rest of the line.
+_OUTER = [
+    # docker compose / kubectl --prefix: "vllm-server  | "
+    re.compile(r"[A-Za-z0-9][\w.-]{0,62}\s{1,40}\|\s"),
+    # RFC 3339 timestamp from a log shipper: "2024-06-28T06:11:52.685Z "
+    re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\s{1,4}(?:\S{1,20}\s{1,4}\|\|\s)?"),
+    # syslog / journald: "Oct  3 20:05:14 host proc[123]: "
+    re.compile(r"[^\W\d_]{3,4}\s{1,2}\d{1,2}\s\d\d:\d\d:\d\d\s[\w.-]{1,64}\s[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"),
+    # Open MPI tag: "[1,mpirank:0,algo-1]<stdout>:"
+    re.compile(r"\[\d{1,6},[\w:,.-]{1,64}\]<std(?:out|err)>:"),
+    # slurm -l / pdsh rank or host tags: "3: ", "worker-1: ", "trainer/0 [1]:"
+    re.compile(r"\d{1,6}:\s"),
+    re.compile(r"[\w.-]{1,64}/\d{1,6}\s\[\d{1,6}\]:"),
+    re.compile(r"[A-Za-z][\w.-]{0,63}:\s(?=[\w.<>*-]{1,64}:\d{1,10}:\d{1,10}\s\[\d{1,4}\])"),
+    # a line number added when the log was pasted: "  39 [rank0]:W0103 ..."
+    re.compile(r"\s{0,6}\d{1,7}\s{1,3}(?=[\[(]|[IWEF]\d{4}\s)"),
+    # a process id or line counter in brackets: "[42027] "
+    re.compile(r"\[\d{1,10}\]\s"),
+    # "stdout: " / "stderr: " from some launchers
+    re.compile(r"std(?:out|err):\s"),
+    # a stray SGR fragment whose ESC was lost: "[0m "
+    re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
+    # caret-escaped ANSI as copied from a terminal: "^[[1;36m"
+    re.compile(r"\^\[\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
+]
+_WORKER_PAREN = re.compile(r"\(([^()]{1,100}?)\s?pid=\d{1,10}(?:,\s?ip=[\d.:a-f]{1,64})?\)\s?")
+_WORKER_BRACKET = re.compile(r"\[(rank\d{1,6}|default\d{1,6}|Rank \d{1,6})\]:\s?")
+
+_LEVELS = {
+    "D": "debug", "DEBUG": "debug", "TRACE": "debug", "V": "debug",
+    "I": "info", "INFO": "info", "NOTICE": "info",
+    "W": "warning", "WARN": "warning", "WARNING": "warning",
+    "E": "error", "ERROR": "error", "ERR": "error", "ERRO": "error",
+    "F": "fatal", "FATAL": "fatal", "CRITICAL": "fatal", "CRIT": "fatal", "PANIC": "fatal",
+}
+_LV = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
+_DATE = r"\d{2,4}[-/]\d\d[-/]\d{2,4}"
+_TIME = r"\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+
+# (pattern, group index of level, of source or None, of body)
+_HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
+    # vLLM: "ERROR 02-22 00:33:33 [file.py:60] msg" (older: "ERROR 06-13 02:36:52 file.py:52] msg")
+    (re.compile(rf"({_LV})\s\d\d-\d\d\s{_TIME}\s\[?([\w.-]{{1,80}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
+    # DeepSpeed: "[2023-04-14 13:11:27,879] [ERROR] [launch.py:434:sigkill_handler] msg"
+    (re.compile(rf"\[{_DATE}\s{_TIME}\]\s\[({_LV})\]\s\[([\w.-]{{1,80}}:\d{{1,6}})(?::\w{{1,80}})?\]\s?(.*)", re.S), 1, 2, 3),
+    # "[2024-04-10 16:02:56,193] torch.distributed...api: [WARNING] msg"
+    (re.compile(rf"\[{_DATE}\s{_TIME}\]\s([\w.]{{1,120}}):\s\[({_LV})\]\s?(.*)", re.S), 2, 1, 3),
+    # hydra: "[2024-02-22 19:20:17,149][datasets.builder][WARNING] - msg"
+    (re.compile(rf"\[{_DATE}\s{_TIME}\]\[([\w.]{{1,120}})\]\[({_LV})\]\s-\s(.*)", re.S), 2, 1, 3),
+    # "2024-02-15 02:47:44,259 - uvicorn.error - ERROR - msg", "06/03/2020 19:08:24 - INFO - __main__ -   msg"
+    (re.compile(rf"{_DATE}\s{_TIME}\s-\s([\w.]{{1,120}})\s-\s({_LV})\s-\s(.*)", re.S), 2, 1, 3),
+    (re.compile(rf"{_DATE}\s{_TIME}\s-\s({_LV})\s-\s([\w.]{{1,120}})\s-\s{{1,4}}(.*)", re.S), 1, 2, 3),
+    # loguru / fairseq: "2020-10-01 11:52:42 | INFO | train_inner | msg"
+    (re.compile(rf"{_DATE}\s{_TIME}\s\|\s({_LV})\s{{1,6}}\|\s([\w.:-]{{1,120}})\s\|\s(.*)", re.S), 1, 2, 3),
+    # "2023-08-11 12:52:20 [INFO] msg", "2025-03-27 21:33:31,320 - INFO - msg", "12/09 06:49:23 - mmengine - INFO - msg"
+    (re.compile(rf"{_DATE}\s{_TIME}\s\[({_LV})\]\s(.*)", re.S), 1, None, 2),
+    (re.compile(rf"{_DATE}\s{_TIME}\s-\s({_LV})\s-\s(.*)", re.S), 1, None, 2),
+    (re.compile(rf"\d\d/\d\d\s{_TIME}\s-\s([\w.]{{1,120}})\s-\s({_LV})\s-\s(.*)", re.S), 2, 1, 3),
+    # "[INFO 2020-06-08 05:26:34] msg", "[INFO|2025-03-02 19:39:21] logger:157 >> msg"
+    (re.compile(rf"\[({_LV})\s{_DATE}\s{_TIME}\]\s(.*)", re.S), 1, None, 2),
+    (re.compile(rf"\[({_LV})\|{_DATE}\s{_TIME}\]\s([\w.]{{1,120}}:\d{{1,6}})\s>>\s(.*)", re.S), 1, 2, 3),
+    # glog / c10d / torch: "W0409 07:28:49.530000 1359 torch/x/api.py:719] msg",
+    # "[W1206 18:44:12.7 ProcessGroupNCCL.cpp:4115] msg", "[E ProcessGroupNCCL.cpp:458] msg"
+    (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,10}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
+    (re.compile(r"\[([IWEF])(?:\d{3,4}\s" + _TIME + r")?\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
+    # TensorFlow / absl: "2025-02-09 09:37:32.334610: E external/xla/cuda_dnn.cc:9261] msg"
+    (re.compile(rf"{_DATE}\s{_TIME}:\s([IWEF])\s([\w./\\-]{{1,200}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
+    # Ray core: "[2021-09-14 10:10:20,326 E 2122527 2122927] task_manager.cc:332: msg"
+    (re.compile(rf"\[{_DATE}\s{_TIME}\s([IWEFD])\s\d{{1,10}}\s\d{{1,10}}\]\s(?:\(\w{{1,40}}\)\s)?([\w./-]{{1,120}}:\d{{1,6}}):\s?(.*)", re.S), 1, 2, 3),
+    # Ray python: "2023-01-03 10:33:59,262 WARNING worker.py:1851 -- msg", "2024-01-09 17:49:32,362\tERROR x.py:911 -- msg"
+    (re.compile(rf"{_DATE}\s{_TIME}\s({_LV})\s([\w./-]{{1,120}}:\d{{1,6}})\s--\s(.*)", re.S), 1, 2, 3),
+    # llama.cpp >= b5000: "1.35.716.244 I slot print_timing: msg"
+    (re.compile(r"\d{1,4}\.\d\d\.\d{3}\.\d{3}\s([IWEDF])\s(.*)", re.S), 1, None, 2),
+    # python logging default: "WARNING:torch.distributed...api:msg"; uvicorn "ERROR:    msg"
+    (re.compile(rf"({_LV}):([\w.]{{1,120}}):(.*)", re.S), 1, 2, 3),
+    (re.compile(rf"({_LV}):\s{{1,8}}(.*)", re.S), 1, None, 2),
+    # "[2025-04-05 20:02:51 TP0] msg" (SGLang) carries no level: handled as plain text
+]
+# NCCL's own lines: "host:pid:tid [dev] [file.cc:123 ]NCCL INFO|WARN msg"; pre-2.4: "host:pid:tid [0] file:line WARN msg"
+_NCCL = re.compile(
+    r"(?:[\w.<>*-]{1,64}(?:\s[\w.<>*-]{1,64}){0,3}:\d{1,10}:\d{1,10}\s)?\[\d{1,4}\]\s"
+    r"(?:([\w./-]{1,120}:\d{1,6})\s)?(?:NCCL\s)?(INFO|WARN|ERROR|TRACE)\s(.*)",
+    re.S,
+)
+_LOGFMT_LEVEL = re.compile(r"(?:^|\s)level=\"?(\w{1,10})")
+_JSON_LEVEL = re.compile(r"\"level\"\s?:\s?\"(\w{1,10})\"")
+# Python's warnings module: "/path/x.py:10: UserWarning: msg"
+_PYWARN = re.compile(r"(?:(?:[A-Za-z]:)?[^:\s]{1,400}:\d{1,6}:\s)?([A-Z]\w{0,60}Warning):\s(.*)", re.S)
+# A library's own prefix before a level: "libibverbs: Warning: ...", "myprog: error: ..."
+_LIB_LEVEL = re.compile(r"([\w.-]{1,40}):\s(WARNING|Warning|warning|ERROR|Error|error):\s(.*)", re.S)
+# A bare leading level word: "WARNING: apex ...", " [WARNING]  async_io ...", "Warning: ...", "warning: failed to mlock"
+_BARE_LEVEL = re.compile(
+    r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
+    r"\s{1,6}(.*)",
+    re.S,
+)
+# "Name: message" where Name is a dotted identifier ending like an exception class
+_EXC_NAME = re.compile(
+    r"((?:[A-Za-z_]\w{0,80}\.){0,8}[A-Za-z_]?\w{0,80}"
+    r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Warning|Timeout|Exceeded|Cancelled|ExceptionGroup|Stop\w{0,20})"
+    r"(?:\([\w.]{1,80}\))?)(?::\s?(.*)|\s*$)",
+    re.S,
+)
+
+
+def _first_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
+    """Characters a match of ``pattern`` can start with (ASCII), or None if any."""
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    if flags & re.I:
+        return None
+
+    def first(seq: object) -> set[str] | None:
+        for op, av in seq:  # type: ignore[attr-defined]
+            name = str(op)
+            if name == "AT":
+                continue  # zero-width
+            if name == "LITERAL":
+                return {chr(av)}
+            if name == "IN":
+                out: set[str] = set()
+                for iop, iav in av:
+                    iname = str(iop)
+                    if iname == "LITERAL":
+                        out.add(chr(iav))
+                    elif iname == "RANGE":
+                        out.update(chr(c) for c in range(iav[0], min(iav[1], 127) + 1))
+                    elif iname == "CATEGORY" and str(iav) == "CATEGORY_DIGIT":
+                        out.update("0123456789")
+                    else:
+                        return None  # negated sets, \w, \s: anything
+                return out
+            if name == "SUBPATTERN":
+                return first(av[-1])
+            if name == "BRANCH":
+                acc: set[str] = set()
+                for alt in av[1]:
+                    f = first(alt)
+                    if f is None:
+                        return None
+                    acc |= f
+                return acc
+            if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+                return first(av[2])
+            return None  # optional items, lookarounds, anything else
+        return None
+
+    got = first(sre_parse.parse(pattern, flags))
+    return frozenset(got) if got is not None else None
+
+
+def _dispatch(patterns: list[tuple[re.Pattern[str], object]]) -> tuple[dict[str, list], list]:
+    """Per first character, the entries whose pattern can match there (order kept)."""
+    firsts = [_first_chars(rx.pattern, rx.flags & ~re.S & ~re.U) for rx, _ in patterns]
+    table: dict[str, list] = {}
+    for c in map(chr, range(128)):
+        table[c] = [e for e, f in zip(patterns, firsts) if f is None or c in f]
+    anyc = [e for e, f in zip(patterns, firsts) if f is None]
+    return table, anyc
+
+
+# Patterns tried per first character of the text (a header starts with a
+# level word, a digit or "["): a line is matched against the few that can
+# start there instead of all of them, in the same order.
+_OUTER_BY_FIRST, _OUTER_ANY = _dispatch([(rx, None) for rx in _OUTER])
+_HEADERS_BY_FIRST, _HEADERS_ANY = _dispatch([(rx, (lv, src, body)) for rx, lv, src, body in _HEADERS])
+_BARE_FIRST = frozenset("[WEIFwe")  # what _BARE_LEVEL can start with after its blanks
+_EXC_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Fault", "Warning", "Timeout", "Exceeded",
+              "Cancelled", "Stop")
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the header of a line says: ``level`` (debug, info, warning,
+    error, fatal or None when the line has no header), ``source`` (logger name
+    or ``file:line``, "" if none), ``body`` (the message), ``nccl`` (one of
+    NCCL's own lines) and ``category`` (a Python warning class, if any)."""
+
+    level: str | None
+    source: str
+    body: str
+    nccl: bool = False
+    category: str = ""
+
+
+def peel(text: str) -> str:
+    """Remove container, shipper, launcher and timestamp tags from the start."""
+    changed = True
+    while changed and text:
+        changed = False
+        for rx, _ in _OUTER_BY_FIRST.get(text[0], _OUTER_ANY):
+            m = rx.match(text, 0, HEAD_CHARS)
+            if m and m.end() < len(text):
+                text = text[m.end() :]
+                changed = True
+    return text
+
+
+def peel_workers(text: str) -> tuple[list[str], str]:
+    """Strip nested worker prefixes; returns their names (outermost first)."""
+    names: list[str] = []
+    while True:
+        m = _WORKER_PAREN.match(text, 0, 160) or _WORKER_BRACKET.match(text, 0, 40)
+        if not m:
+            return names, text
+        names.append(m.group(1).rstrip(", "))
+        text = text[m.end() :]
+
+
+def shape(text: str) -> Shape:
+    """Level, source and body of one line (prefixes already peeled)."""
+    head = text[:HEAD_CHARS]
+    rest = text[HEAD_CHARS:]
+    for rx, (lv, src, body) in _HEADERS_BY_FIRST.get(head[:1], _HEADERS_ANY):
+        m = rx.match(head)
+        if m:
+            level = _LEVELS.get(m.group(lv).upper() if len(m.group(lv)) > 1 else m.group(lv))
+            inner = shape_inner(m.group(body) + rest)
+            source = m.group(src) if src is not None else ""
+            # A header at INFO around a Python warning keeps the warning's level.
+            if inner.category and level in (None, "info"):
+                return Shape("warning", source, inner.body, inner.nccl, inner.category)
+            if inner.nccl:
+                return Shape(inner.level, inner.source, inner.body, True)
+            return Shape(level, source, m.group(body) + rest)
+    return shape_inner(text)
+
+
+def shape_inner(text: str) -> Shape:
+    """Headers that can also appear after another header (NCCL, warnings)."""
+    head = text[:HEAD_CHARS]
+    m = ("INFO" in head or "WARN" in head or "ERROR" in head or "TRACE" in head) and _NCCL.match(head)
+    if m:
+        return Shape(_LEVELS.get(m.group(2), "info"), m.group(1) or "nccl", m.group(3) + text[HEAD_CHARS:], True)
+    m = "Warning:" in head and _PYWARN.match(head)
+    if m:
+        cat = m.group(1)
+        return Shape("warning", "", m.group(2) + text[HEAD_CHARS:], category=cat)
+    m = head.lstrip()[:1] in _BARE_FIRST and _BARE_LEVEL.match(head)
+    if m:
+        return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", m.group(3) + text[HEAD_CHARS:])
+    m = ("arning:" in head or "rror:" in head or "ARNING:" in head or "RROR:" in head) and _LIB_LEVEL.match(head)
+    if m:
+        return Shape(_LEVELS[m.group(2).upper()], m.group(1), m.group(3) + text[HEAD_CHARS:])
+    m = ("level=" in head and _LOGFMT_LEVEL.search(head)) or ('"level"' in head and _JSON_LEVEL.search(head)) or None
+    if m and m.group(1).upper() in _LEVELS:
+        return Shape(_LEVELS[m.group(1).upper()], "", text)
+    return Shape(None, "", text)
+
+
+def exception_line(body: str) -> tuple[str, str] | None:
+    """``(class, message)`` when ``body`` reads like a Python exception line.
+
+    ``torch.OutOfMemoryError: CUDA out of memory``, ``KeyboardInterrupt``,
+    ``ray.exceptions.RayTaskError(ActorDiedError): ...``. Warnings are not
+    exceptions here (their class ends in ``Warning``).
+    """
+    c = body[:1]
+    if not (c.isalnum() or c == "_") or not any(w in body[:300] for w in _EXC_WORDS):
+        return None
+    m = _EXC_NAME.match(body, 0, 300)
+    if not m:
+        return None
+    name = m.group(1)
+    if name.endswith("Warning"):
+        return None
+    return name, (m.group(2) or "").strip()

@@ -1,0 +1,449 @@
+"""What a line means, judged from its structure first and its wording second.
+
+The rule pack (``builtin_rules.toml`` plus the user's ``[[rule]]`` tables)
+names families of messages. On its own, a phrase list generalises poorly:
+the same words are fatal from one program and harmless from another. The
+judge therefore weighs what the line's structure says (:mod:`anatomy`):
+
+* the level the program gave the line (an INFO line is never fatal on its
+  own; glog F and CRITICAL always are) and its source (NCCL's own lines,
+  the distributed runtime's C++ error level, an HTTP request handler, an
+  autotuner trying candidates);
+* the grammar of failure: a Python exception line outside any traceback is
+  an uncaught exception; ``Exception ignored in`` is Python saying it
+  ignored one; NCCL's ``file.cc:123 -> 3`` is its error trace at INFO level;
+  a process, worker, engine or rank that died, was killed or exited non-zero;
+  a launcher killing its sibling ranks; a native ``failure file.cu:123``;
+* what the message says the program does next: falls back, uses a default,
+  ignores, skips (harmless), or retries (not final);
+* the stage's kind: in a ``service``, a failure on a request path is a
+  warning (the server answers that request with an error and keeps
+  serving); only what ends the engine is fatal.
+
+Vocabulary is kept to a few closed word classes (process nouns, death verbs,
+fallback verbs), not to messages of particular programs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eagle3tui.logs.anatomy import Shape, exception_line, shape
+
+# -- word classes ----------------------------------------------------------
+_SUBJECT = (
+    r"(?:process(?:es)?|proc|procs|worker|workers|child|children|subprocess(?:es)?|rank|ranks|engine|"
+    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server)"
+)
+_DIED = re.compile(
+    rf"\b{_SUBJECT}\b[^.;!?]{{0,60}}?\b(?:died|is dead|has died|was killed|got killed|were killed|been killed|"
+    r"terminated (?:unexpectedly|with|by|abnormally)|crashed|aborted|segfaulted|cancell?ed(?! by (?:the )?user))\b"
+    rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b",
+    re.I,
+)
+_LAUNCHER_KILL = re.compile(
+    r"\b(?:Killing|Terminating)\s(?:sub)?process(?:es)?\b|\bclosing signal SIG[A-Z]{2,6}\b|\bvia signal SIG[A-Z]{2,6}\b"
+    r"|\bdeath signal\b|\bkilled by signal\b|\bterminated with signal\b|\bshutting down workers\b"
+    r"|\bsigkill_handler\b",
+    re.I,
+)
+_NONZERO_EXIT = re.compile(
+    r"\b(?:exit(?:ed|s)?|return(?:ed|s)?|failed)\s(?:with\s)?(?:a\s)?(?:non-?zero|(?:return\s|exit\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b)"
+    r"|\bnon-?zero (?:exit|return) (?:code|status)\b|\bexit ?code\s{0,4}:\s{0,4}-?[1-9]",
+    re.I,
+)
+_FATAL_WORDS = re.compile(
+    r"\bfatal error\b|\bFatal Python error\b|\bunrecoverable\b|\bcannot continue\b|\bcan no longer\b|"
+    r"\bterminate called after throwing\b|\bcaught a segfault\b|\bsegmentation fault\b|\bhas crashed\b|"
+    r"\bpanicked at\b|\bcommand not found\b|\bsegfault(?:ed)? (?:encountered|detected|occurred)\b|"
+    r"^\*\*\* (?:Aborted at|SIG[A-Z]{2,6} received|Error in|Received signal|Signal \d)|"
+    r"\bException raised from \S{1,200} at \S{1,300}:\d{1,6}|\bsignal \d{1,2} \(SIG[A-Z]{2,6}\) received\b|\breceived signal SIG[A-Z]{2,6}\b",
+    re.I,
+)
+# A native program reporting a failed check at a source location:
+# "Test NCCL failure common.cu:777 'unhandled system error'", "Check failed: x == y".
+_NATIVE_FAILURE = re.compile(
+    r"\b(?:failure|FAILURE|Failure|failed)\s[\w./-]{1,120}\.(?:c|cc|cpp|cu|cuh|h|hpp|rs|go):\d{1,6}\b|\bCheck failed:"
+)
+_NCCL_TRACE = re.compile(r"(?:^|\s)[\w./-]{1,120}\.(?:cc|cu|h|cpp):\d{1,6}\s->\s([1-9]\d{0,2})\b")
+_ERRORISH = re.compile(
+    r"\b(?:error|errors|fail(?:ed|ure|s|ing)?|cannot|can't|could ?not|couldn't|unable|not found|no such|"
+    r"not available|not installed|missing|invalid|denied|refused|unsupported|not supported|exception|abort(?:ed)?|"
+    r"crash(?:ed)?|timed? ?out|no \w{1,30} (?:found|available)|no module|returned \d)\b",
+    re.I,
+)
+# Something optional is absent and the program carries on without it.
+_ABSENT = re.compile(
+    r"\.so\b|\.dll\b|\.dylib\b|shared object|No module named|ModuleNotFoundError|ImportError|"
+    r"\bnot (?:found|installed|available|supported)\b|\bno (?:[\w-]{1,30} ){0,2}(?:plugin|module|package|library|driver|extension|backend|kernel|binary|"
+    r"implementation|metadata|device|devices|support)(?: [\w-]{1,30}){0,2} (?:was |were |is |are )?(?:found|available)\b|"
+    r"\bno module\b|\bcouldn't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b",
+    re.I,
+)
+# The program says what it does instead: harmless for the run at hand.
+_FALLBACK = re.compile(
+    r"\b(?:fall(?:ing|s)?[ -]?back|instead|using (?:the )?(?:internal|default|native|fallback|auto|generic|"
+    r"JIT|CPU|PyTorch|torch|pure[- ]python|slow(?:er)?|reference)|will be ignored|is ignored|"
+    r"has no effect|defaults? used|deprecat\w{0,6}|will be removed|no longer (?:needed|used|supported)|"
+    r"can be (?:safely )?ignored|safe to ignore|please ignore|skipping|"
+    r"(?:will )?proceed(?:ing)? (?:with|without)|(?:processing|continuing|running|starting|training) without|"
+    r"already (?:been )?(?:registered|exists?|initiali[sz]ed|loaded|installed|defined|run))\b",
+    re.I,
+)
+_RECOVERY = re.compile(
+    r"\b(?:restart(?:ing|ed)?|respawn(?:ing|ed)?|retry(?:ing)?|retrying|reconnect(?:ing|ed)?|recover(?:ing|ed))\b", re.I
+)
+# Sources of request handling: a failure here fails one request.
+_REQUEST_SOURCE = re.compile(
+    r"serving|api_server|tool_parser|reasoning_parser|openai|uvicorn|starlette|fastapi|routing|router|"
+    r"endpoint|handler|http|asgi|protocol|chat_utils|tokenizer_manager|webui|gradio",
+    re.I,
+)
+_REQUEST_FRAME = re.compile(
+    r"[/\\](?:uvicorn|starlette|fastapi|aiohttp|werkzeug|flask|sanic|tornado|gradio|grpc|litestar)[/\\]"
+    r"|[/\\](?:serving_\w{1,40}|api_server|\w{1,40}_tool_parser|http_server|openai_api_server)\.py"
+    r"|\bin (?:run_asgi|handle_request|dispatch_request|create_\w{0,30}completion\w{0,30}|\w{1,40}_stream_generator|"
+    r"\w{1,40}_full_generator|extract_tool_calls\w{0,20}|on_request|_handle_errors_and_metrics|handle_http_request|"
+    r"generate_request|v1_\w{1,40}|openai_v1_\w{1,40})\b"
+)
+_REQUEST_WORDS = re.compile(
+    r"Exception in ASGI application|\bError in (?:preprocessing prompt|\w{1,40} (?:stream )?generator|"
+    r"extracting tool call|chat_completion\w{0,30})|\bRequest (?:failed|\S{1,80} failed)\b|\bBad request\b",
+    re.I,
+)
+# -- gates -----------------------------------------------------------------
+# Every match of a detector above contains one of its literals (lower-cased).
+# One Aho-Corasick pass over the lower-cased line sets a bit per detector
+# whose literal occurs; a detector's regex runs only when its bit is set.
+# The regex still decides: the gates only skip the ones that cannot match
+# (Python's re tries each \b-led alternative of an IGNORECASE pattern at
+# every position: 100 us for one 150-character line without them).
+_GATES: dict[str, tuple[str, ...]] = {
+    "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed"),
+    "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler"),
+    "nonzero": ("code", "status", "zero"),
+    "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
+              "segfault", "segmentation fault", "has crashed", "panicked at", "command not found", "***",
+              "exception raised from", "signal"),
+    "native": ("fail",),
+    "nccl_trace": ("->",),
+    "errorish": ("error", "fail", "cannot", "can't", "could", "unable", "found", "no such", "available",
+                 "installed", "missing", "invalid", "denied", "refused", "unsupported", "supported", "exception",
+                 "abort", "crash", "time", "no module", "returned"),
+    "absent": (".so", ".dll", ".dylib", "shared object", "module", "importerror", "found", "installed", "available",
+               "supported", "couldn't load", "could not", "cannot open", "unable to"),
+    "fallback": ("fall", "instead", "using ", "ignore", "no effect", "default", "deprecat", "will be removed",
+                 "no longer", "skipping", "proceed", "without", "already"),
+    "recovery": ("restart", "respawn", "retry", "reconnect", "recover"),
+    "autotune": ("select_algorithm", "autotun", "benchmark choice", "no valid triton configs"),
+    "request_words": ("exception in asgi application", "error in ", "request ", "bad request"),
+    "dist": ("processgroup", "socket.cpp", "tcpstore", "c10d", "ncclutils.cpp"),
+}
+_BIT = {name: 1 << i for i, name in enumerate(_GATES)}
+(G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST) = (_BIT[n] for n in _GATES)
+_GATE_LITS: list[str] = []
+_GATE_BITS: list[int] = []
+for _name, _lits in _GATES.items():
+    for _lit in _lits:
+        if _lit in _GATE_LITS:
+            _GATE_BITS[_GATE_LITS.index(_lit)] |= _BIT[_name]
+        else:
+            _GATE_LITS.append(_lit)
+            _GATE_BITS.append(_BIT[_name])
+try:
+    import ahocorasick_rs as _ahocorasick
+
+    _GATE_AC: object | None = _ahocorasick.AhoCorasick(_GATE_LITS)
+except ImportError:  # pragma: no cover - a declared dependency
+    _GATE_AC = None
+
+
+def gate_bits(text: str) -> int:
+    """Bits of the detectors that could match ``text`` (see ``_GATES``)."""
+    low = text.lower()
+    bits = 0
+    if _GATE_AC is not None:
+        for p, _s, _e in _GATE_AC.find_matches_as_indexes(low, overlapping=True):  # type: ignore[attr-defined]
+            bits |= _GATE_BITS[p]
+        return bits
+    for lit, bit in zip(_GATE_LITS, _GATE_BITS):  # pragma: no cover
+        if lit in low:
+            bits |= bit
+    return bits
+
+
+_CATCH_ALL = frozenset({"error-line", "python-warning"})
+# Autotuning compiles candidate kernels and drops the ones that fail.
+_AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
+# The distributed runtime's own C++ error level precedes a failure of the job.
+_DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
+# Families that report a death, whatever level they are logged at.
+_DEATH_FAMILIES = frozenset({"vllm-engine-dead", "crash-signal", "killed", "torchrun-child-failed"})
+# Families that break the process or the device for every later request.
+_ENGINE_FAMILIES = frozenset({"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "disk-full", "torchrun-child-failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The judgement of one line.
+
+    ``pending`` verdicts are fatal unless the process shows it went on
+    (tracebacks and uncaught exceptions work this way already);
+    ``recoverable`` ones are fatal unless a restart or retry follows soon.
+    """
+
+    kind: str
+    rule: str
+    explanation: str
+    action: str = ""
+    pending: bool = False
+    recoverable: bool = False
+
+
+EXPLAIN = {
+    "exception-ignored": (
+        "Python reports that it ignored an exception (raised in a destructor or at shutdown); the program was not stopped by it.",
+        "None needed.",
+    ),
+    "process-died": (
+        "A process of the job (worker, engine, rank, child) died, was killed or exited with an error; the job cannot go on without it.",
+        "Find that process's own first error above (often an OOM, a CUDA error or a signal) and fix it.",
+    ),
+    "launcher-kill": (
+        "The launcher is stopping the job's processes because one of them failed (or it received a signal itself).",
+        "Look above for the first rank that failed and its own error.",
+    ),
+    "nonzero-exit": (
+        "A process exited with a non-zero status: it failed.",
+        "Read that process's own error above; fix it and rerun.",
+    ),
+    "fatal-level": (
+        "The program logged this at its fatal/critical level: it is stopping.",
+        "Read this line and the ones before it; fix the cause and rerun.",
+    ),
+    "native-check-failed": (
+        "A native check failed (a CUDA/NCCL/C++ call returned an error at a source location); the program aborts after this.",
+        "The quoted reason names the failure; for NCCL rerun with NCCL_DEBUG=INFO for the detail.",
+    ),
+    "nccl-error-trace": (
+        "NCCL's own error trace (file.cc:line -> code): a NCCL call failed and the error is propagating; the collective cannot complete.",
+        "Read the NCCL WARN line before this trace: it names the failing operation. Check the network interface and NCCL_* settings.",
+    ),
+    "nccl-failure": (
+        "NCCL reported a failure (connection, CUDA call or protocol error); the collective it belongs to fails.",
+        "Check the network interfaces (NCCL_SOCKET_IFNAME), peers being alive, and driver/CUDA versions; NCCL_DEBUG=INFO gives more.",
+    ),
+    "dist-runtime-error": (
+        "The distributed runtime (c10d / ProcessGroup) logged an error; it fails the job's collectives.",
+        "Check that every rank is alive and reachable (MASTER_ADDR/PORT, firewall); look for the first rank that failed.",
+    ),
+    "uncaught-exception": (
+        "A Python exception reached the top level (the last line of a traceback).",
+        "Read the traceback ending here; fix the cause and rerun.",
+    ),
+    "request-failed": (
+        "One request failed and the server answered it with an error; the server keeps serving.",
+        "None for the job. If many requests fail, check what the clients send (prompt length, tool schema, max_tokens).",
+    ),
+    "autotune-candidate": (
+        "An autotuner rejected one candidate kernel configuration (too much shared memory, no valid config) and uses another.",
+        "None needed.",
+    ),
+    "optional-missing": (
+        "An optional library, plugin or driver is absent; the program carries on without it.",
+        "None needed unless you expected that component to be used.",
+    ),
+    "fallback": (
+        "The program reports a problem and says what it does instead (falls back, uses a default, ignores a setting).",
+        "None needed for this run.",
+    ),
+    "info-level-error": (
+        "Error-looking words in a line the program logged at INFO/DEBUG level: it does not consider this a problem.",
+        "None needed.",
+    ),
+    "nccl-info": (
+        "NCCL informational message that mentions a missing or failed optional component; NCCL carries on.",
+        "None needed.",
+    ),
+    "python-warning": ("A warning from the program or a library; the job continues.", "Read it if the job later misbehaves."),
+    "error-line": (
+        "An error was logged that no specific rule recognises; the process has not ended because of it (yet).",
+        "Read the line; if the stage later fails, this is a likely cause. Add a [[rule]] to pipeline.toml to classify it.",
+    ),
+    "service-survived": (
+        "The server reported a failure but kept serving afterwards.",
+        "None unless it repeats; it failed the request(s) in flight.",
+    ),
+}
+
+
+def make(kind: str, rule: str, *, pending: bool = False, recoverable: bool = False) -> Verdict:
+    """A verdict of a structural detector, with its explanation and action."""
+    expl, action = EXPLAIN[rule]
+    return Verdict(kind, rule, expl, action, pending, recoverable)
+
+
+def _from_rule(rule: object) -> Verdict:
+    return Verdict(rule.kind, rule.id, rule.explanation, rule.action)  # type: ignore[attr-defined]
+
+
+def is_request_frame(line: str) -> bool:
+    """Whether a traceback line shows request handling (HTTP/ASGI, an OpenAI endpoint)."""
+    return _REQUEST_FRAME.search(line) is not None
+
+
+def is_request_source(text: str, sh: Shape | None = None, bits: int | None = None) -> bool:
+    """Whether a line was logged by, or names, a request path.
+
+    ``sh`` and ``bits`` (:func:`gate_bits` of the line) save work when known.
+    """
+    sh = sh if sh is not None else shape(text)
+    if sh.source and _REQUEST_SOURCE.search(sh.source):
+        return True
+    if bits is not None and not bits & G_REQUEST_WORDS:
+        return False
+    return _REQUEST_WORDS.search(sh.body) is not None
+
+
+def is_recovery(text: str, bits: int | None = None) -> bool:
+    """A line saying that a failed part is restarted, retried or reconnected."""
+    if bits is not None and not bits & G_RECOVERY:
+        return False
+    return _RECOVERY.search(text[:400]) is not None
+
+
+def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Shape | None = None) -> Verdict | None:
+    """The verdict for one line (worker prefix removed), or None for an ordinary line.
+
+    ``rule`` is the first matching rule of the rule set, or None.
+    """
+    sh = sh if sh is not None else shape(text)
+    body = sh.body
+    level = sh.level
+    rkind = getattr(rule, "kind", None)
+    g = gate_bits(sh.source + " " + body if sh.source else body)
+    # 1. Python itself says the exception was ignored.
+    if body.startswith("Exception ignored in") or (body.startswith("Exception ") and body.rstrip().endswith(" ignored")):
+        return make("benign", "exception-ignored")
+    # 2. The user's rules know the job best; the pack's specific harmless
+    #    families come next (they name exactly what is harmless).
+    if rule is not None and (getattr(rule, "source", "builtin") == "user" or rkind == "benign"):
+        return _from_rule(rule)
+    service = stage_kind == "service"
+    # 3. NCCL's own lines: its INFO-level error trace, its WARN-level failures.
+    if sh.nccl:
+        if level == "info" and g & G_NCCL_TRACE and _NCCL_TRACE.search(body):
+            return make("fatal", "nccl-error-trace")
+        if level in ("warning", "error"):
+            if g & G_ABSENT and _ABSENT.search(body):
+                return make("benign", "optional-missing")
+            if g & G_ERRORISH and _ERRORISH.search(body) or "truncated" in body:
+                return make("fatal", "nccl-failure")
+            return _from_rule(rule) if rule is not None else make("warning", "python-warning")
+        if g & G_ERRORISH and _ERRORISH.search(body):
+            return make("benign", "nccl-info")
+        return _from_rule(rule) if rule is not None and rkind == "info" else None
+    # 4. A process of the job died or was killed; a launcher kills ranks.
+    if g & G_LAUNCHER and _LAUNCHER_KILL.search(body):
+        return make("fatal", "launcher-kill", recoverable=level == "warning")
+    if g & G_DIED and _DIED.search(body) and not (g & G_FALLBACK and _FALLBACK.search(body)):
+        return make("fatal", "process-died", recoverable=level == "warning" or service)
+    if g & G_NONZERO and _NONZERO_EXIT.search(body):
+        return make("fatal", "nonzero-exit")
+    exc = exception_line(body)
+    # 5. Fatal by level or by the program's own words.
+    if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith("panic: "):
+        return make("fatal", "fatal-level") if rkind != "fatal" else _from_rule(rule)
+    if (
+        level == "error"
+        and g & G_DIST
+        and sh.source
+        and _DIST_SOURCE.search(sh.source)
+        and not (g & G_FALLBACK and _FALLBACK.search(body))
+    ):
+        return _from_rule(rule) if rkind == "fatal" else make("fatal", "dist-runtime-error")
+    if g & G_NATIVE and _NATIVE_FAILURE.search(body):
+        return make("fatal", "native-check-failed")
+    # 6. Families of fatal errors from the pack, weighed by who says it.
+    if rkind == "fatal":
+        rid = getattr(rule, "id", "")
+        if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body):
+            return make("benign", "autotune-candidate")
+        if level in ("info", "debug") and exc is None and rid not in _DEATH_FAMILIES:
+            # "[c10d - debug] Read callback failed": an operation's failure the
+            # program rates as information. A death it reports at INFO
+            # ("Request x failed (engine dead)") stays fatal.
+            return make("benign", "info-level-error")
+        if service and rid not in _ENGINE_FAMILIES and (
+            is_request_source(text, sh, g) or g & G_REQUEST_WORDS and _REQUEST_WORDS.search(body)
+        ):
+            return make("warning", "request-failed")
+        if service and rid not in _ENGINE_FAMILIES:
+            # A server can survive a failed allocation or load of one request:
+            # fatal unless it goes on serving.
+            v = _from_rule(rule)
+            return Verdict(v.kind, v.rule, v.explanation, v.action, pending=True)
+        return _from_rule(rule)
+    errorish = bool(g & G_ERRORISH) and _ERRORISH.search(body) is not None
+    generic = getattr(rule, "id", "") in _CATCH_ALL
+    # 7. Harmless by its own account: optional part absent, fallback, deprecation.
+    if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
+        if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):
+            return make("benign", "autotune-candidate")
+        if (errorish or level in ("warning", "error")) and g & G_ABSENT and _ABSENT.search(body) and level != "error":
+            return make("benign", "optional-missing")
+        if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
+            return make("benign", "fallback")
+    # 8. An exception line outside any traceback: uncaught, unless a request failed.
+    if exc is not None:
+        if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
+            return make("warning", "request-failed")
+        v = _from_rule(rule) if rkind in ("fatal", "benign") else make("fatal", "uncaught-exception")
+        return Verdict(v.kind, v.rule, v.explanation, v.action, pending=v.kind == "fatal")
+    # 9. In a service, an error on a request path fails that request only.
+    if service and (level == "error" or errorish or rkind == "warning") and is_request_source(text, sh, g):
+        return make("warning", "request-failed")
+    # 10. The program's own level.
+    if level in ("info", "debug"):
+        if errorish and rkind != "info":
+            return make("benign", "info-level-error")
+        return _from_rule(rule) if rule is not None and rkind in ("info", "progress") else None
+    if rule is not None and generic and level is None and not sh.category:
+        # The catch-alls match a word ("WARN", "Error") anywhere; without a
+        # level in the header only an error-looking message counts.
+        return make("warning", "error-line") if errorish or exc is not None else None
+    if rule is not None and rkind in ("info", "progress", "warning"):
+        return _from_rule(rule)
+    if level == "warning":
+        return make("warning", "python-warning")
+    if level == "error":
+        return make("warning", "error-line")
+    return None
+
+
+def judge_traceback(
+    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str
+) -> Verdict | None:
+    """The verdict for a closed traceback, or None to wait for what comes next.
+
+    ``exc_text`` is its last (exception) line; ``ignored``: Python announced
+    it with ``Exception ignored in``; ``request``: its frames or its opener
+    show request handling.
+    """
+    if ignored:
+        return make("benign", "exception-ignored")
+    rid = getattr(rule, "id", "")
+    rkind = getattr(rule, "kind", None)
+    if stage_kind == "service" and request and rid not in _ENGINE_FAMILIES:
+        return make("warning", "request-failed")
+    sh = shape(exc_text)
+    if rkind == "benign" or rkind == "fatal" and not _AUTOTUNE.search(exc_text):
+        return _from_rule(rule)
+    if rkind == "fatal":
+        return make("benign", "autotune-candidate")
+    body = sh.body
+    if _DIED.search(body) or _NATIVE_FAILURE.search(body) or _FATAL_WORDS.search(body):
+        return make("fatal", "process-died")
+    return None

@@ -1,0 +1,127 @@
+"""The classifier scored on real logs nobody on this project wrote.
+
+The corpus (tests/fixtures/corpus/corpus.jsonl, README beside it) holds
+excerpts of logs posted in public issue threads, each with its thread's URL
+and a label. Each excerpt goes through ``classify_log`` — what
+``eagle3tui classify --json --all --kind KIND`` runs — and its verdict is the
+most serious event kind found (bench/score_corpus.py defines it and prints
+the confusion table that docs/logs.md shows).
+
+The thresholds apply to the ``tune`` split, the part of the corpus the
+structural judge was developed against. The ``heldout`` split (30%, chosen by
+a seeded hash before any classifier change) is scored too and may not fall
+below the floor it measured at when this test was written: it guards against
+regressions without letting anyone tune to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = "eagle3tui-corpus-2026-11-30"
+THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.85, "progress_recognised": 0.95}
+# Held-out scores measured when the structural judge was finished (see
+# docs/logs.md); a change that makes them worse fails here.
+HELDOUT_FLOOR = {"fatal_recall": 0.94, "false_fatal": 0.03, "benign_recognised": 0.6, "progress_recognised": 0.88}
+
+
+def _scorer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("score_corpus", ROOT / "bench" / "score_corpus.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def scorer() -> ModuleType:
+    return _scorer()
+
+
+@pytest.fixture(scope="module")
+def rows(scorer: ModuleType) -> list[dict]:
+    return scorer.load_corpus()
+
+
+def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
+    assert len(rows) >= 300
+    assert len({r["id"] for r in rows}) == len(rows)
+    url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
+    for r in rows:
+        assert url.match(r["url"]), r["id"]
+        assert r["repo"] == "/".join(r["url"].split("/")[3:5]), r["id"]
+        assert r["label"] in ("fatal", "benign", "warning", "progress", "info"), r["id"]
+        assert r["kind"] in ("service", "task"), r["id"]
+        assert r["text"].strip() and all(line == line.rstrip() for line in r["text"].split("\n")), r["id"]
+        # The split is a function of the thread, fixed before tuning: never hand-picked.
+        h = int(hashlib.sha256(f"{SEED}|{r['url']}".encode()).hexdigest(), 16)
+        assert r["split"] == ("heldout" if h % 100 < 30 else "tune"), r["id"]
+    held = sum(r["split"] == "heldout" for r in rows) / len(rows)
+    assert 0.25 <= held <= 0.35
+    labels = Counter(r["label"] for r in rows)
+    assert min(labels.values()) >= 30, labels
+    assert {r["kind"] for r in rows} == {"service", "task"}
+
+
+def test_corpus_covers_the_families_of_the_issue(rows: list[dict]) -> None:
+    repos = {r["repo"] for r in rows}
+    for needed in (
+        "vllm-project/vllm", "sgl-project/sglang", "pytorch/pytorch", "NVIDIA/nccl", "NVIDIA/nccl-tests",
+        "deepspeedai/DeepSpeed", "NVIDIA/Megatron-LM", "ray-project/ray", "huggingface/transformers",
+        "huggingface/accelerate", "ggml-org/llama.cpp", "sgl-project/SpecForge",
+    ):
+        assert needed in repos, needed
+    assert len(repos) >= 80
+    text = "\n".join(r["text"] for r in rows)
+    for family in (
+        "EngineCore encountered a fatal error", "died unexpectedly", "output_handler failed", "Process Process-1:",
+        "Error executing method 'init_device'", "--mem-fraction-static", "is larger than the profiled value",
+        "NCCL INFO", "NCCL Error 2: unhandled system error", "Test NCCL failure", "Cuda failure 802",
+        "sigkill_handler", "closing signal SIGTERM", "cancelling task of dead actor", "Segmentation fault",
+        "Exception ignored in", "Error in extracting tool call", "Exception in ASGI application",
+        "out of resource: shared memory", "No valid triton configs", "Read callback failed", "libnccl-net.so",
+        "Error in cpuinfo: prctl", "Failed to import from vllm._C", "FutureWarning", "Prefill batch",
+        "Decode batch", "iteration      122/", "SamplesPerSec=", "eval_accuracy",
+    ):
+        assert family in text, family
+
+
+def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> None:
+    tune = scorer.score([r for r in rows if r["split"] == "tune"])
+    s = tune["scores"]
+    table = scorer.table(tune, "tune split")
+    assert s["fatal_recall"] >= THRESHOLDS["fatal_recall"], table
+    assert s["false_fatal"] <= THRESHOLDS["false_fatal"], table
+    assert s["benign_recognised"] >= THRESHOLDS["benign_recognised"], table
+    assert s["progress_recognised"] >= THRESHOLDS["progress_recognised"], table
+
+
+def test_heldout_scores_do_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
+    held = scorer.score([r for r in rows if r["split"] == "heldout"])
+    s = held["scores"]
+    table = scorer.table(held, "heldout split")  # scores only: its failures stay unread
+    assert s["fatal_recall"] >= HELDOUT_FLOOR["fatal_recall"], table
+    assert s["false_fatal"] <= HELDOUT_FLOOR["false_fatal"], table
+    assert s["benign_recognised"] >= HELDOUT_FLOOR["benign_recognised"], table
+    assert s["progress_recognised"] >= HELDOUT_FLOOR["progress_recognised"], table
+
+
+def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleType, tmp_path: Path) -> None:
+    """The same per-request traceback is fatal in a task and a warning in a service."""
+    from eagle3tui.logs.offline import classify_log
+
+    row = next(r for r in scorer.load_corpus() if r["id"] == "vllm-17790-1")
+    log = tmp_path / "x.log"
+    log.write_text(row["text"] + "\n")
+    served, _ = classify_log(log, stage_kind="service")
+    ran, _ = classify_log(log, stage_kind="task")
+    assert {e.kind for e in served} == {"warning"} and "request-failed" in {e.rule for e in served}
+    assert "fatal" in {e.kind for e in ran}

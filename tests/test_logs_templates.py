@@ -1,0 +1,107 @@
+"""Catch-up by line template gives the same events as the line-by-line scan."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import eagle3tui.logs.monitor as monitor_mod
+from eagle3tui.logs.offline import classify_log
+from eagle3tui.logs.rules import build_ruleset
+from eagle3tui.logs.templates import BY_TEMPLATE, EXACT, SENSITIVE, TemplateIndex, digit_valued
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "corpus.jsonl"
+
+
+def _d(rnd: random.Random, k: int = 1) -> str:
+    return "".join(str(rnd.randrange(10)) for _ in range(k))
+
+
+def _stress(rnd: random.Random, n: int) -> str:
+    """Lines whose meaning depends on context (pending, echo, continuation,
+    recovery, service requests) and on digit values (HTTP status, exit codes,
+    NCCL's '-> N', glog W/E levels), repeated with other digits."""
+    d = lambda k=1: _d(rnd, k)  # noqa: E731
+    makers = [
+        lambda: f"(Worker_TP{d()} pid={d(5)}) WARNING 05-06 10:{d(2)}:{d(2)} [custom_op.py:{d(2)}] Priority of op {d()} will be ignored",
+        lambda: f"(Worker_TP{d()} pid={d(5)}) ERROR 05-06 10:{d(2)}:{d(2)} [core.py:{d(3)}] Worker proc VllmWorker-{d()} died unexpectedly, shutting down executor.",
+        lambda: f'INFO:     127.0.0.1:{d(5)} - "POST /v1/chat/completions HTTP/1.1" {rnd.choice(["200", "500", "400", "404"])} OK',
+        lambda: f"Process {d(4)} exited with code {rnd.choice(['0', '1', '0'])}",
+        lambda: f"host-{d()}:{d(4)}:{d(4)} [{d()}] NCCL INFO transport/net.cc:{d(3)} -> {rnd.choice(['0', '2'])}",
+        lambda: f"host-{d()}:{d(4)}:{d(4)} [{d()}] NCCL WARN NET/IB : Got async event : port error",
+        lambda: f"/usr/lib/python3/site-packages/torch/utils/checkpoint.py:{d(2)}: UserWarning: None of the inputs have requires_grad=True.",
+        lambda: "  warnings.warn(",
+        lambda: f"[rank{d()}]:[W{d(3)} 10:{d(2)}:{d(2)}.{d(6)} ProcessGroupNCCL.cpp:{d(4)}] Warning: something {d()} happened",
+        lambda: f"[rank{d()}]:[E{d(3)} 10:{d(2)}:{d(2)}.{d(6)} ProcessGroupNCCL.cpp:{d(4)}] [Rank {d()}] Watchdog caught collective operation timeout",
+        lambda: f"RuntimeError: CUDA error: an illegal memory access was encountered {d()}",
+        lambda: f"Restarting worker {d()} after failure",
+        lambda: f"ERROR 05-06 10:{d(2)}:{d(2)} [serving_chat.py:{d(3)}] Error in preprocessing prompt inputs",
+        lambda: "  [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
+        lambda: "  [WARNING]  If libaio is already installed (perhaps from source), try setting the CFLAGS",
+        lambda: f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {d()}.{d(2)} GiB",
+        lambda: f"Exception ignored in: <function Foo.__del__ at 0x{d(8)}>",
+        lambda: f"{{'loss': {d()}.{d(4)}, 'grad_norm': {d()}.{d(3)}, 'learning_rate': 2e-05, 'epoch': {d()}.{d(2)}}}",
+        lambda: f"Processed prompts:  {d(2)}%|#####     | {d(3)}/1000 [00:{d(2)}<00:{d(2)}, {d(2)}.{d(2)}it/s]",
+        lambda: f"return code {rnd.choice(['0', '1', '-9'])} from process {d(4)}",
+        lambda: f"2025-05-06 10:{d(2)}:{d(2)},{d(3)} - ERROR - uvicorn.error - Exception in ASGI application",
+        lambda: f"WARNING 05-06 10:{d(2)}:{d(2)} [scheduler.py:{d(4)}] Sequence group cmpl-{d(4)} is preempted",
+        lambda: f"(EngineCore_DP0 pid={d(4)}) (VllmWorker TP{d()} pid={d(4)}) INFO 05-06 10:{d(2)}:{d(2)} [gpu_model_runner.py:{d(4)}] Model loading took {d(2)}.{d()} GiB",
+    ]
+    traceback = ["Traceback (most recent call last):", '  File "/x/y.py", line 10, in <module>', "    main()",
+                 f"ValueError: bad value {d()}"]
+    out: list[str] = []
+    while len(out) < n:
+        out.extend(traceback if rnd.random() < 0.01 else [rnd.choice(makers)()])
+    return "\n".join(out) + "\n"
+
+
+def _events(path: Path, kind: str, templates: bool, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(monitor_mod, "_TEMPLATE_BLOCK", 256 * 1024 if templates else 1 << 62)
+    events, mon = classify_log(path, stage_kind=kind)
+    return [(e.line, e.end_line, e.kind, e.rule, e.text, e.worker, e.explanation) for e in events], dict(mon.counts)
+
+
+@pytest.mark.parametrize("kind", ["task", "service"])
+def test_template_scan_gives_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    rnd = random.Random(11)
+    log = tmp_path / "stress.log"
+    corpus = [json.loads(x)["text"] for x in CORPUS.read_text().splitlines()]
+    parts = [_stress(rnd, 20_000)]
+    for _ in range(3):  # the corpus again, with other digits of the same count
+        rnd.shuffle(corpus)
+        parts.append("\n".join("".join(str(rnd.randrange(10)) if c.isdigit() else c for c in t) for t in corpus) + "\n")
+        parts.append(_stress(rnd, 5_000))
+    log.write_text("".join(parts))
+    assert log.stat().st_size > 4 * 256 * 1024
+    plain = _events(log, kind, False, monkeypatch)
+    fast = _events(log, kind, True, monkeypatch)
+    assert fast[1] == plain[1]
+    assert fast[0] == plain[0]
+    assert plain[1].get("fatal") and plain[1].get("warning") and plain[1].get("benign")
+
+
+def test_template_modes() -> None:
+    rules = build_ruleset()
+    tix = TemplateIndex(rules)
+    assert tix.usable
+    lines = {
+        b"[rank0]:[W000 00:00:00.000 ProcessGroupNCCL.cpp:0000] Warning: x": EXACT,  # keyword with digits
+        b'INFO:     000.0.0.0:00000 - "POST /v0/chat HTTP/0.0" 000 OK': EXACT,  # a rule reads the status
+        b"Process 0000 exited with code 0": SENSITIVE,  # the judge reads the exit code
+        b"WARNING 00-00 00:00:00 [scheduler.py:0000] Sequence group cmpl-0000 is preempted": BY_TEMPLATE,
+    }
+    tix.learn(set(lines))
+    for t, mode in lines.items():
+        e = tix.by_template[t]
+        assert e is not None and e.mode == mode, t
+    e = tix.by_template[b"[rank0]:[W000 00:00:00.000 ProcessGroupNCCL.cpp:0000] Warning: x"]
+    w = tix.line_rules(e, b"[rank3]:[W506 10:20:33.715 ProcessGroupNCCL.cpp:4115] Warning: x")
+    assert w == rules.line_candidates(b"[rank3]:[W506 10:20:33.715 ProcessGroupNCCL.cpp:4115] Warning: x")
+
+
+def test_digit_valued() -> None:
+    assert digit_valued(r'" 5\d\d') and digit_valued("exit code [1-9]") and digit_valued("code 137")
+    assert not digit_valued(r"step \d{1,6}") and not digit_valued(r"[\w.]+:\d+") and not digit_valued("[0-9]+ it/s")
