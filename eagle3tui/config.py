@@ -456,8 +456,10 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
                          index: dict[str, int]) -> None:
     """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
     try:
+        from eagle3tui.logs.judge import EXPLAIN
         from eagle3tui.logs.rules import load_shipped_rules
-        known = {r.id for r in load_shipped_rules()}
+        # Rule ids, and the ids the structural judge gives (process-died, nccl-failure, ...).
+        known = {r.id for r in load_shipped_rules()} | set(EXPLAIN)
     except (ImportError, ConfigError):
         return
     known |= {str(r.get("id")) for r in rule_specs} | _DETECTOR_IDS

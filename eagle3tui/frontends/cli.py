@@ -25,7 +25,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.supervisor.state import describe_gpu_activity
 from eagle3tui.textsafe import printable
-from eagle3tui.view import remaining_now
+from eagle3tui.view import describe_figures, remaining_now
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -183,7 +183,7 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             eta_txt, drift_txt = "stale", "stale"
         note = s["reason"] or ""
         if s["kind"] == "service" and s["state"] == "running":
-            note = note or ("ready" if s.get("ready") else "starting")
+            note = note or describe_figures(live.get("figures")) or ("ready" if s.get("ready") else "starting")
         if s.get("hint"):
             note += f" ({s['hint']})"
         lines.append(

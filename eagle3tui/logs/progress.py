@@ -491,24 +491,6 @@ def serving_figures(metrics: dict[str, float]) -> dict[str, float]:
             out["kv_usage"] = v / 100.0 if v > 1.0 else v
     return out
 
-
-def has_progress_marker(text: str) -> bool:
-    """Cheap test: could :func:`parse_progress` find something in ``text``?"""
-    return (
-        "it/s" in text
-        or "s/it" in text
-        or "/s]" in text
-        or "%|" in text
-        or "Completed |" in text
-        or "━" in text
-        or "throughput" in text
-        or "'loss'" in text
-        or '"loss"' in text
-        or "=" in text
-        or "/" in text
-    )
-
-
 def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | None:
     """Parse one ``\\r`` segment (worker prefix already removed), or None."""
     upd: ProgressUpdate | None = None

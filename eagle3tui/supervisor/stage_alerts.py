@@ -101,7 +101,9 @@ class StageWatch:
             # Without an estimate, the median of this stage's past durations.
             estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
             drift_threshold=config.drift_threshold, phase_estimates=stage.phases,
-            stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at)
+            stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at,
+            # A service that fails one request and keeps serving has a warning, not a fatal.
+            stage_kind=stage.kind)
         self._stalled_at: float | None = None
         self.benign_seen: set[str] = set()
         self.rules_seen: set[str] = set()
@@ -302,6 +304,9 @@ class StageWatch:
         if prog is not None:
             out["progress"] = {k: getattr(prog, k, None) for k in
                                ("desc", "n", "total", "elapsed_s", "remaining_s", "rate", "unit")}
+        if m.figures:
+            # A server's progress is its throughput, requests and KV use.
+            out["figures"] = dict(m.figures)
         if self.fatal is not None:
             out["failing"] = {k: self.fatal.get(k) for k in ("line", "rule", "text", "at")}
             if self.stage.on_fatal.action == "stop":

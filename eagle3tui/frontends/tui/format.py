@@ -15,7 +15,7 @@ from rich.text import Text
 from eagle3tui.durations import format_duration
 from eagle3tui.supervisor.state import StageState, StageStatus, describe_gpu_activity
 from eagle3tui.textsafe import printable
-from eagle3tui.view import remaining_now
+from eagle3tui.view import describe_figures, remaining_now
 
 STATE_STYLE = {
     StageState.PENDING: "dim",
@@ -169,7 +169,7 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     drift = eta.get("drift")
     # After a fatal error the projection is from before it: marked, never shown live.
     eta_stale = bool(eta.get("stale")) or st.state == StageState.FAILING
-    note = st.reason or lifecycle_note(st)
+    note = st.reason or describe_figures(live.get("figures")) or lifecycle_note(st)
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
     gpus_now = describe_gpu_activity((live.get("failing") or {}).get("gpu"))
