@@ -1,0 +1,61 @@
+"""Teaching a rule: a marked line becomes a [[rule]] in the learned-rules file and applies.
+
+The line is real: vLLM's tool-call parser failing one request while the server
+keeps serving (https://github.com/vllm-project/vllm/issues/13473).
+"""
+
+from __future__ import annotations
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+from pathlib import Path
+
+import pytest
+
+from eagle3tui.learned_rules import CannotLearn, learn, message_literal
+from eagle3tui.logs.offline import classify_log
+from eagle3tui.logs.rules import build_ruleset
+
+LINE = "ERROR 04-05 11:55:07 [hermes_tool_parser.py:110] Error in extracting tool call from response."
+LATER = "ERROR 04-06 09:02:41 [hermes_tool_parser.py:110] Error in extracting tool call from response."
+
+
+def kinds(log: Path, specs: list[dict]) -> list[tuple[str, str]]:
+    events, _ = classify_log(log, rules=build_ruleset(specs, "learned.toml"))
+    return [(e.kind, e.rule) for e in events]
+
+
+def test_marked_benign_line_is_benign_from_then_on(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(LATER + "\n")
+    before = kinds(log, [])
+    assert before and before[0][0] != "benign", before
+    rules_file = tmp_path / "eagle3tui-rules.toml"
+    rule = learn(rules_file, LINE, "benign", stage="serve")
+    assert rule.literal == "Error in extracting tool call from response."
+    specs = tomllib.loads(rules_file.read_text())["rule"]
+    assert specs[0]["id"] == "learned-benign-1" and specs[0]["stages"] == ["serve"]
+    # The same message at another time, on another day: matched by the literal.
+    assert kinds(log, specs)[0] == ("benign", "learned-benign-1")
+    # A second rule is appended, the first kept.
+    learn(rules_file, "[rank3]: NCCL WARN Cuda failure 'out of memory' while bootstrapping", "fatal")
+    ids = [r["id"] for r in tomllib.loads(rules_file.read_text())["rule"]]
+    assert ids == ["learned-benign-1", "learned-fatal-2"]
+
+
+def test_hostile_text_cannot_become_a_pattern_or_break_the_file(tmp_path: Path) -> None:
+    nasty = 'ERROR x] (a+)+$ "quoted" \\ back [bold]y[/] \x1b[31m \x00 zzzzzzzz'
+    rules_file = tmp_path / "r.toml"
+    rule = learn(rules_file, nasty, "benign")
+    spec = tomllib.loads(rules_file.read_text())["rule"][0]
+    assert "\x1b" not in spec["pattern"] and "\x00" not in spec["pattern"]
+    # The pattern is the escaped literal: it matches the text itself, nothing broader.
+    build_ruleset([spec], str(rules_file))
+    assert rule.pattern.startswith("\\(a\\+\\)\\+\\$") or "\\(a\\+\\)\\+" in rule.pattern
+
+
+def test_a_line_of_numbers_is_refused_with_a_fix() -> None:
+    with pytest.raises(CannotLearn, match="by hand"):
+        message_literal("2026-11-30 12:00:01 1234 5678 90")
