@@ -31,7 +31,11 @@ _VAR_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{[^}]*\}?")
 TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts"}
 PIPELINE_KEYS = {
     "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
+    "learned_rules",
 }
+# Rules taught from a front end live here, beside pipeline.toml, unless
+# [pipeline] learned_rules names another file (see eagle3tui.learned_rules).
+LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
@@ -184,6 +188,7 @@ class PipelineConfig:
     stop_grace_s: float = 30.0
     gpu_interval_s: float = 1.0
     overrides: dict[str, str] = field(default_factory=dict)
+    learned_rules: Path | None = None  # the learned-rules file (it may not exist yet)
 
     def stage(self, name: str) -> StageConfig:
         for s in self.stages:
@@ -434,6 +439,13 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     if check_rules and rule_specs:
         for e in validate_rules(rule_specs, path):
             b.errors.append(e)
+    learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
+                                             variables, b, "pipeline.learned_rules",
+                                             b.loc.key_line("pipeline", "learned_rules"))
+    learned = _load_learned_rules(learned_path, b)
+    if check_rules and learned:
+        b.errors.extend(validate_rules(learned, learned_path))
+    rule_specs += learned
 
     _check_retry_reasons(stages, rule_specs, b, seen)
 
@@ -444,7 +456,34 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         rules=rule_specs, alerts=alerts, drift_threshold=float(drift),
         stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
         gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
+        learned_rules=learned_path,
     )
+
+
+def _load_learned_rules(path: Path, b: _Builder) -> list[dict[str, Any]]:
+    """The ``[[rule]]`` tables of the learned-rules file; none while it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as e:
+        b.errors.append(ConfigError(f"cannot read the learned rules: {e}", path=str(path),
+                                    fix="fix or move the file; rules taught from the TUI are kept there"))
+        return []
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        b.errors.append(ConfigError(f"invalid TOML: {e}", path=str(path),
+                                    line=int(m.group(1)) if m else None,
+                                    fix="correct the TOML at that line, or delete the rule"))
+        return []
+    rules = raw.get("rule", [])
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        b.errors.append(ConfigError("rules must be written as [[rule]] tables", path=str(path),
+                                    fix="keep only [[rule]] tables in this file"))
+        return []
+    return [dict(r) for r in rules]
 
 
 _RETRY_REASON_RE = re.compile(r"^(any|exit:-?\d+|signal:\d+)$")

@@ -59,3 +59,19 @@ def test_hostile_text_cannot_become_a_pattern_or_break_the_file(tmp_path: Path) 
 def test_a_line_of_numbers_is_refused_with_a_fix() -> None:
     with pytest.raises(CannotLearn, match="by hand"):
         message_literal("2026-11-30 12:00:01 1234 5678 90")
+
+
+def test_the_pipeline_loads_learned_rules_and_names_the_file_when_broken(tmp_path: Path) -> None:
+    from eagle3tui.config import load_config
+    from eagle3tui.errors import ConfigError
+
+    (tmp_path / "pipeline.toml").write_text('[[stage]]\nname = "serve"\ncommand = ["true"]\n')
+    learn(tmp_path / "eagle3tui-rules.toml", LINE, "benign", stage="serve")
+    cfg = load_config(tmp_path / "pipeline.toml")
+    assert cfg.learned_rules == tmp_path / "eagle3tui-rules.toml"
+    assert [r["id"] for r in cfg.rules] == ["learned-benign-1"]
+    with open(tmp_path / "eagle3tui-rules.toml", "a") as f:
+        f.write('\n[[rule]]\nid = "oops"\nkind = "benign"\npattern = "(unclosed"\nexplanation = "x"\n')
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path / "pipeline.toml")
+    assert "eagle3tui-rules.toml" in str(e.value)

@@ -81,6 +81,15 @@ class LogBatch(Message):
         self.verdicts = verdicts or []
 
 
+class RuleLearned(Message):
+    """A rule was written to the learned-rules file (or could not be)."""
+
+    def __init__(self, text: str, ok: bool) -> None:
+        super().__init__()
+        self.text = text
+        self.ok = ok
+
+
 class CommandDone(Message):
     """The driver's reply to a command sent from the UI."""
 
@@ -166,6 +175,8 @@ class EagleApp(App[int]):
         Binding("G", "follow", "Follow", show=False),
         Binding("j", "jump_latest", "Jump to latest alert", show=False),
         Binding("l", "alert_levels", "Alerts: all/warn+", show=False),
+        Binding("m", "learn('benign')", "Mark benign", show=False),
+        Binding("M", "learn('fatal')", "Mark fatal", show=False),
         # Drawn by PinnedFooter at the footer's right end, so never cut off.
         Binding("question_mark", "help", "Help", key_display="?", show=False),
         Binding("q", "quit", "Quit", show=False),
@@ -189,6 +200,8 @@ class EagleApp(App[int]):
         ("enter", "on an alert: show its line in the log"),
         ("j", "show the line of the newest alert"),
         ("l", "alerts: warnings and criticals (default) ↔ every level"),
+        ("m  M", "teach a rule: the highlighted alert's line (alerts focused) or"),
+        ("", "the marked log line is benign (m) / fatal (M) from now on"),
         ("q", "quit (stages keep running)"),
     ]
 
@@ -676,6 +689,52 @@ class EagleApp(App[int]):
     @on(AlertsPanel.JumpTo)
     def _on_jump(self, msg: AlertsPanel.JumpTo) -> None:
         self.jump_to_alert(msg.alert)
+
+    # -- teaching a rule --------------------------------------------------------------------
+    def _line_to_learn(self) -> tuple[str, str | None] | None:
+        """(text, stage) of the highlighted alert (alerts focused) or the marked log line."""
+        panel = self.alerts_panel
+        if self.focused is panel and panel.highlighted is not None \
+                and 0 <= panel.highlighted < len(panel.alerts):
+            alert = panel.alerts[panel.highlighted]
+            text = str((alert.get("details") or {}).get("text") or "").splitlines()
+            if text:
+                return text[-1] if len(text) > 1 and text[0].startswith("Traceback") else text[0], \
+                    alert.get("stage")
+            return None
+        view = self.logview
+        if view.marked is not None:
+            line = view.model.view_line(view.marked)
+            if line is not None and self.log_target is not None:
+                return line.text, self.log_target.stage
+        return None
+
+    def action_learn(self, kind: str) -> None:
+        picked = self._line_to_learn()
+        if picked is None:
+            self.notify("mark a log line first (/ to search, or enter on an alert), or focus "
+                        "the alerts and highlight one", severity="warning")
+            return
+        self._learn(picked[0], picked[1], kind)
+
+    @work(thread=True, group="learn", exit_on_error=False)
+    def _learn(self, text: str, stage: str | None, kind: str) -> None:
+        from eagle3tui.learned_rules import CannotLearn, learn
+
+        path = self.config.learned_rules or self.config.path.parent / "eagle3tui-rules.toml"
+        try:
+            rule = learn(path, text, kind, stage=stage)
+        except (CannotLearn, OSError) as exc:
+            self.post_message(RuleLearned(f"no rule written: {exc}", False))
+            return
+        self.post_message(RuleLearned(
+            f"{rule.id}: lines of {stage or 'any stage'} containing {rule.literal!r} are {kind} "
+            f"from now on (written to {rule.path}; edit or delete it there)", True))
+
+    @on(RuleLearned)
+    def _on_rule_learned(self, msg: RuleLearned) -> None:
+        self.notify(printable(msg.text), severity="information" if msg.ok else "error",
+                    timeout=10, markup=False)
 
     def action_jump_latest(self) -> None:
         panel = self.alerts_panel
