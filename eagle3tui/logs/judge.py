@@ -235,6 +235,13 @@ EXPLAIN = {
         "NCCL reported a failure (connection, CUDA call or protocol error); the collective it belongs to fails.",
         "Check the network interfaces (NCCL_SOCKET_IFNAME), peers being alive, and driver/CUDA versions; NCCL_DEBUG=INFO gives more.",
     ),
+    # ProcessGroupNCCL's own errors keep the NCCL rule's id, so ``retry.on = ["nccl"]``
+    # covers every NCCL failure, however it is phrased.
+    "nccl": (
+        "A collective communication between GPUs/ranks failed or timed out (NCCL); the distributed job cannot continue.",
+        "Check that every rank is alive (a crash on one rank makes the others time out: look for its own error first), "
+        "the GPU interconnect, NCCL_* environment, and run with NCCL_DEBUG=INFO for details.",
+    ),
     "dist-runtime-error": (
         "The distributed runtime (c10d / ProcessGroup) logged an error; it fails the job's collectives.",
         "Check that every rank is alive and reachable (MASTER_ADDR/PORT, firewall); look for the first rank that failed.",
@@ -363,7 +370,9 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         and _DIST_SOURCE.search(sh.source)
         and not (g & G_FALLBACK and _FALLBACK.search(body))
     ):
-        return _from_rule(rule) if rkind == "fatal" else make("fatal", "dist-runtime-error")
+        if rkind == "fatal":
+            return _from_rule(rule)
+        return make("fatal", "nccl" if "NCCL" in sh.source else "dist-runtime-error")
     if g & G_NATIVE and _NATIVE_FAILURE.search(body):
         return make("fatal", "native-check-failed")
     # 6. Families of fatal errors from the pack, weighed by who says it.

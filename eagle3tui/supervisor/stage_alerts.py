@@ -26,6 +26,10 @@ from eagle3tui.supervisor.records import RunRecord
 AlertTuple = tuple[str, str, str, dict[str, Any]]
 
 STALL_RULES = ("stalled", "hang-suspected")
+# A launcher's failure report (torchrun's ChildFailedError box): its first line
+# is the alert; the rank lines within this many lines after it are part of it.
+LAUNCHER_REPORT_RULE = "torchrun-child-failed"
+LAUNCHER_REPORT_LINES = 40
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 # Fatal rules whose report spans several matching lines: alerted once per attempt.
@@ -91,6 +95,7 @@ class StageWatch:
         # The driver's verdict on each event line, for the front ends' log panes
         # (they show these kinds and never classify lines themselves).
         self.verdicts_path = Path(prefix + ".verdicts.jsonl")
+        self._report_until = 0  # last line of the launcher report being read, if any
         self.alerted_line = self._load_seen()
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
@@ -229,7 +234,7 @@ class StageWatch:
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
                 verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
-            if after_stop or self._redundant_early_exit(ev):
+            if after_stop or self._redundant_early_exit(ev) or self._in_launcher_report(ev):
                 continue  # shown in the log pane with its verdict, never alerted
             alert = self._alert_for(ev)
             if alert:
@@ -239,6 +244,19 @@ class StageWatch:
         if last_line and not live:
             self._save_seen(last_line)
         return out
+
+    def _in_launcher_report(self, ev: LogEvent) -> bool:
+        """A line of a launcher's failure report already alerted as one event.
+
+        torchrun's ChildFailedError box names every failed rank (``exitcode :
+        1``) and the root cause; each line reads fatal, but the box is one
+        failure, reported once by its first line."""
+        if ev.kind != "fatal" or not ev.line:
+            return False
+        if ev.rule == LAUNCHER_REPORT_RULE and self._report_until < ev.line:
+            self._report_until = ev.line + LAUNCHER_REPORT_LINES
+            return False
+        return ev.line <= self._report_until and ev.rule in (LAUNCHER_REPORT_RULE, "nonzero-exit")
 
     def _note_fatal(self, ev: LogEvent) -> None:
         fatal = {"line": ev.line, "end_line": ev.end_line, "rule": ev.rule,
