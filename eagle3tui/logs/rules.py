@@ -649,30 +649,22 @@ def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str)
     return rules
 
 
-_BUILTIN_CACHE: list[Rule] | None = None
+@functools.lru_cache(maxsize=None)
+def _load_pack(filename: str, source: str) -> tuple[Rule, ...]:
+    """A rule pack shipped in ``eagle3tui/logs/``, read once."""
+    ref = resources.files("eagle3tui.logs").joinpath(filename)
+    data = tomllib.loads(ref.read_text(encoding="utf-8"))
+    return tuple(rules_from_specs(data.get("rule", []), str(ref), source))
 
 
 def load_builtin_rules() -> list[Rule]:
     """The rule pack shipped in ``eagle3tui/logs/builtin_rules.toml``."""
-    global _BUILTIN_CACHE
-    if _BUILTIN_CACHE is None:
-        ref = resources.files("eagle3tui.logs").joinpath("builtin_rules.toml")
-        data = tomllib.loads(ref.read_text(encoding="utf-8"))
-        _BUILTIN_CACHE = rules_from_specs(data.get("rule", []), str(ref), "builtin")
-    return list(_BUILTIN_CACHE)
-
-
-_SLURM_CACHE: list[Rule] | None = None
+    return list(_load_pack("builtin_rules.toml", "builtin"))
 
 
 def load_slurm_rules() -> list[Rule]:
     """The rules for Slurm's own lines in a job's output (``slurm_rules.toml``)."""
-    global _SLURM_CACHE
-    if _SLURM_CACHE is None:
-        ref = resources.files("eagle3tui.logs").joinpath("slurm_rules.toml")
-        data = tomllib.loads(ref.read_text(encoding="utf-8"))
-        _SLURM_CACHE = rules_from_specs(data.get("rule", []), str(ref), "slurm")
-    return list(_SLURM_CACHE)
+    return list(_load_pack("slurm_rules.toml", "slurm"))
 
 
 def load_shipped_rules() -> list[Rule]:
