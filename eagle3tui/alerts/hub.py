@@ -34,6 +34,9 @@ class _Window:
     first_at: float  # wall time of that first alert
     last: Alert  # the latest repeat (its details are the freshest)
     repeats: int = 0
+    # The log line of the first repeat held back: until the merged alert is
+    # written, a driver must not mark that line (or any later) as alerted.
+    first_held_line: int | None = None
 
 
 class AlertHub:
@@ -73,6 +76,9 @@ class AlertHub:
                 if win is not None and now - win.opened < self.dedup_window_s:
                     win.repeats += 1
                     win.last = alert
+                    line = alert.details.get("line")
+                    if win.first_held_line is None and isinstance(line, int):
+                        win.first_held_line = line
                     self.suppressed += 1
                     self._start_flusher()
                     return
@@ -90,6 +96,14 @@ class AlertHub:
                 if force or now - win.opened >= self.dedup_window_s:
                     n += self._close_window(key, win)
         return n
+
+    def first_held_line(self, stage: str | None, attempt: int | None) -> int | None:
+        """The earliest log line of ``stage``/``attempt`` whose alert is only in memory."""
+        with self._lock:
+            lines = [w.first_held_line for w in self._windows.values()
+                     if w.repeats and w.first_held_line is not None
+                     and w.last.stage == stage and w.last.attempt == attempt]
+        return min(lines) if lines else None
 
     def on_close(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` at ``close()``, after the pending merged alerts went out."""

@@ -28,6 +28,7 @@ class AlertLog:
         self._repair()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
+        self.reopened = 0  # times the file was deleted or rotated away under us
 
     def _repair(self) -> None:
         # A torn last line (a crash mid-write on a filesystem that does not
@@ -61,8 +62,25 @@ class AlertLog:
         line = json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
                           default=str) + "\n"
         with self._lock:
+            self._follow_path()
             os.write(self._fd, line.encode("ascii"))
             os.fsync(self._fd)
+
+    def _follow_path(self) -> None:
+        # Deleted or rotated (renamed away) since we opened it: writing on
+        # would go to a file nobody reads. Open the path again.
+        try:
+            there = os.stat(self.path)
+            mine = os.fstat(self._fd)
+            if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                return
+        except FileNotFoundError:
+            pass
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.close(self._fd)
+        self._fd = fd
+        self.reopened += 1
 
     def close(self) -> None:
         """Close the file (idempotent)."""

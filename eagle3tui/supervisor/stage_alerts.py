@@ -49,7 +49,10 @@ class StageWatch:
         # The driver's verdict on each event line, for the front ends' log panes
         # (they show these kinds and never classify lines themselves).
         self.verdicts_path = Path(prefix + ".verdicts.jsonl")
+        self.log_path = rec.log
         self.alerted_line = self._load_seen()
+        # Lines processed but not yet known to be durably alerted (see commit_seen).
+        self._pending_line = 0
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
@@ -68,14 +71,39 @@ class StageWatch:
     # -- persistence of what was already alerted --------------------------
     def _load_seen(self) -> int:
         try:
-            return int(json.loads(self.seen_path.read_text()).get("alerted_line", 0))
-        except (OSError, ValueError, AttributeError):
+            data = json.loads(self.seen_path.read_text())
+            line = int(data.get("alerted_line", 0))
+        except (OSError, ValueError, AttributeError, TypeError):
             return 0
+        # The mark counts lines of the file as it was. Truncated (copytruncate)
+        # or replaced since: those numbers now name other lines, start over.
+        try:
+            st = Path(self.log_path).stat()
+        except OSError:
+            return line
+        if data.get("ino") not in (None, st.st_ino) or st.st_size < int(data.get("size", 0)):
+            return 0
+        return line
 
-    def _save_seen(self, line: int) -> None:
-        if line > self.alerted_line:
-            self.alerted_line = line
-            atomic_write_json(self.seen_path, {"alerted_line": line}, fsync=False)
+    def commit_seen(self, held_from: int | None = None) -> None:
+        """Mark the lines processed so far as alerted, once their alerts are durable.
+
+        The driver calls this after writing the alerts ``poll`` returned;
+        ``held_from`` is the first line whose alert the hub still holds in
+        memory (a merge window), and the mark stops before it.
+        """
+        line = self._pending_line
+        if held_from is not None:
+            line = min(line, held_from - 1)
+        if line <= self.alerted_line:
+            return
+        self.alerted_line = line
+        try:
+            st = Path(self.log_path).stat()
+            ident = {"ino": st.st_ino, "size": self.monitor.offset}
+        except OSError:
+            ident = {}
+        atomic_write_json(self.seen_path, {"alerted_line": line, **ident}, fsync=True)
 
     # -- polling -------------------------------------------------------------
     def poll(self, now: float | None = None) -> list[AlertTuple]:
@@ -102,6 +130,16 @@ class StageWatch:
         verdicts: list[dict[str, Any]] = []
         last_line = 0
         for ev in events:
+            if ev.rule == "log-reset":
+                # copytruncate or a new file: line numbers restart, so does the mark.
+                self.alerted_line = 0
+                self._pending_line = 0
+                last_line = 0
+                self._reset_seen()
+                out.append(("warning", "log-truncated",
+                            f"{self.log_path} was truncated or replaced; following it from its "
+                            "start (line numbers restart)", {"rule": "log-reset"}))
+                continue
             if ev.rule:
                 self.rules_seen.add(ev.rule)
             end = ev.end_line or ev.line or 0
@@ -118,8 +156,14 @@ class StageWatch:
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
-            self._save_seen(last_line)
+            self._pending_line = max(self._pending_line, last_line)
         return out
+
+    def _reset_seen(self) -> None:
+        try:
+            atomic_write_json(self.seen_path, {"alerted_line": 0}, fsync=True)
+        except OSError:
+            pass
 
     def _write_verdicts(self, verdicts: list[dict[str, Any]]) -> None:
         try:
