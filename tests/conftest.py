@@ -74,6 +74,26 @@ class Pipeline:
             return None
 
     def kill_everything(self) -> None:
+        # Wrappers first: they would start a driver again when their stage ends.
+        runs = self.state_dir / "runs"
+        run_ids = set()
+        for p in runs.glob("*/[0-9][0-9][0-9][0-9].json") if runs.exists() else []:
+            try:
+                rec = json.loads(p.read_text())
+                run_ids.add(rec["run_id"])
+                if rec.get("wrapper_pid"):
+                    os.kill(rec["wrapper_pid"], signal.SIGKILL)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        if run_ids:
+            import psutil
+
+            for proc in psutil.process_iter():
+                try:
+                    if proc.pid != os.getpid() and proc.environ().get("EAGLE3TUI_RUN_ID") in run_ids:
+                        proc.kill()
+                except (psutil.Error, OSError):
+                    pass
         pid = self.driver_pid()
         if pid and pid != os.getpid():  # a test may run the driver in-process
             try:
