@@ -50,6 +50,7 @@ class StageWatch:
         # (they show these kinds and never classify lines themselves).
         self.verdicts_path = Path(prefix + ".verdicts.jsonl")
         self.log_path = rec.log
+        self._truncated_unseen = False
         self.alerted_line = self._load_seen()
         # Lines processed but not yet known to be durably alerted (see commit_seen).
         self._pending_line = 0
@@ -58,7 +59,7 @@ class StageWatch:
         self._ready_log = rec.log
         self._ready_hit = False
         self.monitor = StageLogMonitor(
-            rec.log, offset=rec.log_offset, rules=rules, stage=stage.name,
+            rec.log, offset=0 if self._truncated_unseen else rec.log_offset, rules=rules, stage=stage.name,
             # Without an estimate, the median of this stage's past durations.
             estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
             drift_threshold=config.drift_threshold, phase_estimates=stage.phases,
@@ -82,6 +83,8 @@ class StageWatch:
         except OSError:
             return line
         if data.get("ino") not in (None, st.st_ino) or st.st_size < int(data.get("size", 0)):
+            # The attempt's output now starts at the file's start, too.
+            self._truncated_unseen = True
             return 0
         return line
 
@@ -108,7 +111,13 @@ class StageWatch:
     # -- polling -------------------------------------------------------------
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
+        resets = self.monitor.follower.resets
         events = self.monitor.poll(now)
+        if self._truncated_unseen or self.monitor.follower.resets != resets:
+            # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
+            self._truncated_unseen = False
+            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule="log-reset",
+                                      text=f"{self.log_path} was truncated or replaced"))
         if self._stalled_at is not None and (self.monitor.last_output_at or 0) > self._stalled_at:
             self._stalled_at = None  # output resumed
         stall_events = self.monitor.check(now, self.gpu_witness)
