@@ -85,6 +85,10 @@ class AlertHub:
                 if win is not None:
                     self._close_window(key, win)
                 self._windows[key] = _Window(opened=now, first_at=alert.time, last=alert)
+                if not self._deliver(alert):
+                    # Not delivered (a full disk): a repeat must go out in full, not merge.
+                    self._windows.pop(key, None)
+                return
             self._deliver(alert)
 
     def flush(self, force: bool = False) -> int:
@@ -136,13 +140,15 @@ class AlertHub:
                             time=time.time(), count=win.repeats))
         return 1
 
-    def _deliver(self, alert: Alert) -> None:
+    def _deliver(self, alert: Alert) -> bool:
         self.recent.append(alert)
         del self.recent[:-200]
+        ok = True
         for sink in list(self.sinks):
             try:
                 sink(alert)
             except Exception as e:  # noqa: BLE001 - a broken sink must not stop supervision
+                ok = False
                 # At most one report per sink per minute: a full disk would
                 # otherwise print on every alert.
                 last = self._sink_errors.get(id(sink), 0.0)
@@ -153,6 +159,7 @@ class AlertHub:
                               f"failed: {e!r}", file=sys.stderr, flush=True)
                     except (OSError, ValueError):
                         pass
+        return ok
 
     def _start_flusher(self) -> None:
         if self._flusher is None and not self._closed:

@@ -29,6 +29,7 @@ class AlertLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
         self.reopened = 0  # times the file was deleted or rotated away under us
+        self._error: OSError | None = None
 
     def _repair(self) -> None:
         # A torn last line (a crash mid-write on a filesystem that does not
@@ -62,9 +63,19 @@ class AlertLog:
         line = json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
                           default=str) + "\n"
         with self._lock:
-            self._follow_path()
-            os.write(self._fd, line.encode("ascii"))
-            os.fsync(self._fd)
+            try:
+                self._follow_path()
+                os.write(self._fd, line.encode("ascii"))
+                os.fsync(self._fd)
+            except OSError as e:
+                self._error = e
+                raise
+
+    def take_error(self) -> OSError | None:
+        """The error of the last failed append since the last call (then cleared)."""
+        with self._lock:
+            err, self._error = self._error, None
+        return err
 
     def _follow_path(self) -> None:
         # Deleted or rotated (renamed away) since we opened it: writing on

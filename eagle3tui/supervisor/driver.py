@@ -155,8 +155,11 @@ class Driver:
                     # for space without giving up, and explain once it returns.
                     if self._storage_error is None:
                         self._storage_error = (time.time(), f"{e.strerror or e}: {e.filename or ''}")
-                        print(f"eagle3tui driver: state directory not writable: {e}", file=sys.stderr,
-                              flush=True)
+                        try:  # driver.log may sit on the same full filesystem
+                            print(f"eagle3tui driver: state directory not writable: {e}",
+                                  file=sys.stderr, flush=True)
+                        except (OSError, ValueError):
+                            pass
                     stop.wait(1.0)
                     continue
                 except Exception:  # noqa: BLE001
@@ -207,6 +210,7 @@ class Driver:
         self._last_full = now
         reap_wrappers()
         self._check_config()
+        self._restore_lost_records()
         self._settle_relaunches()
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
@@ -306,6 +310,13 @@ class Driver:
     # -- launching and stopping -------------------------------------------
     def _launch(self, name: str, resume: bool) -> None:
         stage = self.config.stage(name)
+        known = self._watch_recs.get(name)
+        if known is not None and (is_alive(known.pid, known.create_time)
+                                  or is_alive(known.wrapper_pid, known.wrapper_create_time)):
+            # Its record vanished from disk (a deleted state directory) but this
+            # driver watches it running: write it back, never launch a second copy.
+            self._restore_lost_records()
+            return
         relaunch = self.intent.relaunch.get(name)
         prev = self.store.latest(name)
         trigger = (relaunch or {}).get("trigger", "pipeline" if prev is None else "user")
@@ -321,6 +332,8 @@ class Driver:
         if relaunch is not None:
             self.intent.relaunch.pop(name, None)
             self.intent.save(self.state_dir)
+        if rec.ended_at is None:
+            self._watch_recs[name] = rec  # known running from now on (see _restore_lost_records)
         if rec.ended_at is not None and rec.error:
             self._alert("critical", "stage-failed", f"could not start: {rec.error}", rec)
             return
@@ -633,6 +646,22 @@ class Driver:
                        else "started it now (same attempt, no duplicate)"), started)
         return True
 
+    def _restore_lost_records(self) -> None:
+        """Write back the records of running attempts that vanished from disk.
+
+        A deleted state directory (or runs/) would otherwise make a running
+        stage look never run, and the next pass would launch it a second time.
+        """
+        lost = [rec for rec in self._watch_recs.values()
+                if not Path(self.store.prefix(rec.stage, rec.attempt) + ".json").exists()]
+        for rec in lost:
+            self.store.save(rec)
+        if lost:
+            self.intent.save(self.state_dir)
+            self._alert("critical", "state-dir-recreated",
+                        f"run records of running stage(s) {', '.join(r.stage for r in lost)} were "
+                        f"deleted from {self.state_dir}; the driver wrote back what it knows")
+
     def _relock(self) -> bool:
         """The lock file vanished (state directory deleted): take it again or step down."""
         self.lock.release()
@@ -718,6 +747,11 @@ class Driver:
         self.hub.emit(Alert(level=level, kind=kind, message=message,
                             stage=rec.stage if rec else None, attempt=rec.attempt if rec else None,
                             details={k: v for k, v in details.items() if v is not None}))
+        failed = self.alert_log.take_error()
+        if failed is not None:
+            # Not on disk: stop this pass before anything is marked done, so
+            # the alert is made again once the alerts file can be written.
+            raise failed
 
     def _report_problems(self) -> None:
         for p in self.store.problems:
