@@ -83,6 +83,8 @@ class Driver:
         self._config_stamp = _file_stamp(config.path)
         self._config_digest = _file_digest(config.path)
         self._config_rejected: str | None = None
+        # The last reload's note, told once to the next command's sender too.
+        self._reload_note: str | None = None
         # Since when the state directory refuses writes (full, read-only), and why.
         self._storage_error: tuple[float, str] | None = None
         self.state_dir = config.state_dir
@@ -701,6 +703,7 @@ class Driver:
         if digest == self._config_digest:
             return
         note = self._reload(self.config.overrides, digest)
+        self._reload_note = note
         if note:
             level = "warning" if note.startswith("refused") else "info"
             self._alert(level, "config-reloaded" if level == "info" else "config-not-reloaded", note)
@@ -708,9 +711,10 @@ class Driver:
     def _adopt_overrides(self, cmd: dict[str, Any]) -> str | None:
         """A command sent with other --set values (or after an edit): reload with them."""
         self._check_config()
+        note, self._reload_note = self._reload_note, None
         overrides = cmd.get("overrides")
         if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
-            return None
+            return note
         return self._reload({str(k): str(v) for k, v in overrides.items()},
                             _file_digest(self.config.path))
 
