@@ -74,7 +74,11 @@ class Pipeline:
             return None
 
     def kill_everything(self) -> None:
-        # Wrappers first: they would start a driver again when their stage ends.
+        # The keeper and the wrappers first: they would start a driver again.
+        try:
+            os.kill(json.loads((self.state_dir / "keeper.json").read_text())["pid"], signal.SIGKILL)
+        except (OSError, ValueError, KeyError):
+            pass
         runs = self.state_dir / "runs"
         run_ids = set()
         for p in runs.glob("*/[0-9][0-9][0-9][0-9].json") if runs.exists() else []:

@@ -35,7 +35,8 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
-from eagle3tui.supervisor.launcher import launch, reap_wrappers, resume_interrupted
+from eagle3tui.supervisor.launcher import (ensure_keeper, launch, reap_wrappers,
+                                           resume_interrupted)
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.procs import is_alive, kill_run, signal_group, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -133,7 +134,11 @@ class Driver:
         # lock (and execute() before run() saved its own change): start from disk.
         self.intent = Intent.load(self.state_dir)
         stop = stop or threading.Event()
+        idle_marker = self.state_dir / "driver.idle"
         try:
+            idle_marker.unlink(missing_ok=True)
+            if self.keep_alive:
+                ensure_keeper(self.state_dir, driver_spec(self.config))
             self.commands_dir.mkdir(parents=True, exist_ok=True)
             self.replies_dir.mkdir(parents=True, exist_ok=True)
             if self.alert_log.repaired:
@@ -188,6 +193,8 @@ class Driver:
                         break
                 stop.wait(self.tick_s)
             self.write_state(force=True)
+            # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
+            idle_marker.write_text(f"{time.time()}\n")
         finally:
             for p in self.probers.values():
                 p.stop()

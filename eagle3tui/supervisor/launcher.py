@@ -74,6 +74,31 @@ def wrapper_argv(stage: StageConfig, store: RunStore, rec: RunRecord,
     return [*argv, "--", *rec.argv]
 
 
+def ensure_keeper(state_dir: Path, driver: dict[str, Any]) -> None:
+    """Start the state directory's keeper unless one runs (see stagewrap.keep)."""
+    lock = Path(state_dir) / "keeper.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BlockingIOError:
+        return  # held: a keeper runs
+    finally:
+        os.close(fd)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EAGLE3TUI_")}
+    env["EAGLE3TUI_DRIVER_SPAWNED_BY"] = str(os.getpid())
+    proc = subprocess.Popen([sys.executable, "-I", str(WRAPPER), "--keep", str(state_dir),
+                             "--driver", json.dumps(driver)], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+    _wrappers.append(proc)
+
+
 def find_wrapper(prefix: str) -> int | None:
     """The pid of a live wrapper started for ``prefix``, found by its command line.
 

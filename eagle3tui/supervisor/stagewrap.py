@@ -250,6 +250,45 @@ class DriverKeeper:
             pass
         # A driver that dies at once (a broken config) is retried ever more slowly.
         self.backoff = min(self.backoff * 2, 300.0)
+        for p in self.spawned:
+            p.poll()  # reap the ones that ended
+
+
+IDLE_MARKER = "driver.idle"
+
+
+def keep(state_dir: str, spec: dict[str, object]) -> int:
+    """``--keep``: one per state directory; restarts the driver until it exits idle.
+
+    Covers the moments no stage wrapper runs (between stages, a retry's
+    back-off): a driver killed then would otherwise leave the pipeline
+    waiting for a human. A driver that ends because nothing is left to do,
+    or because it was asked to (SIGTERM), writes ``driver.idle``; then the
+    keeper exits too.
+    """
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        fd = os.open(os.path.join(state_dir, "keeper.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another keeper runs (or the directory is gone)
+    try:
+        atomic_write_json(os.path.join(state_dir, "keeper.json"), {"pid": os.getpid()})
+    except OSError:
+        pass
+    keeper = DriverKeeper(spec)
+    keeper.backoff = 1.0
+    while True:
+        time.sleep(0.5)
+        if not os.path.isdir(state_dir):
+            return 0
+        if driver_lock_held(str(spec["lock"])):
+            keeper.backoff = 1.0
+            continue
+        if os.path.exists(os.path.join(state_dir, IDLE_MARKER)):
+            return 0
+        keeper.check(time.monotonic())
 
 
 def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
@@ -267,6 +306,8 @@ def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 4 and args[0] == "--keep" and args[2] == "--driver":
+        return keep(args[1], json.loads(args[3]))
     parsed = _parse(args)
     if parsed is None:
         print("usage: python -I stagewrap.py --record PREFIX [--grace S] [--fallback PATH] "
