@@ -155,7 +155,8 @@ class StageWatch:
             last_line = max(last_line, end)
             # Lines an earlier driver already reported are not reported again;
             # stall verdicts are about now, not about a line.
-            if not live and end <= self.alerted_line:
+            # (Or that this watch already handed to the driver.)
+            if not live and end <= max(self.alerted_line, self._pending_line):
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
                 verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
