@@ -279,15 +279,23 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
         pass
     keeper = DriverKeeper(spec)
     keeper.backoff = 1.0
+    argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
+    config = argv[argv.index("--config") + 1] if "--config" in argv else None
+    failures = 0
     while True:
         time.sleep(0.5)
-        if not os.path.isdir(state_dir):
-            return 0
+        if not os.path.isdir(state_dir) or (config and not os.path.exists(config)):
+            return 0  # the pipeline is gone
         if driver_lock_held(str(spec["lock"])):
             keeper.backoff = 1.0
             continue
         if os.path.exists(os.path.join(state_dir, IDLE_MARKER)):
             return 0
+        # Drivers that fail at once (an invalid config) are not restarted forever.
+        failures = failures + 1 if any(p.returncode not in (None, 0) for p in keeper.spawned) else 0
+        keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
+        if failures >= 5:
+            return 1
         keeper.check(time.monotonic())
 
 
