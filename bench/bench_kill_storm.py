@@ -111,6 +111,9 @@ def trial(n: int, rng: random.Random, timeout: float) -> dict[str, object]:
         rec = json.loads(p.read_text())
         run_ids.add(rec["run_id"])
         ran = (rec["stage"], rec["attempt"]) in pairs
+        result = p.with_name(p.name[:4] + ".result.json")
+        if result.exists():
+            rec = {**rec, **json.loads(result.read_text())}
         if ran and rec.get("exit_code") is None and rec.get("signal") is None:
             lost_exit += 1
     time.sleep(1.0)  # wrappers end leftovers after SIGTERM + grace (1 s) + slack

@@ -291,8 +291,9 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
             continue
         if os.path.exists(os.path.join(state_dir, IDLE_MARKER)):
             return 0
-        # Drivers that fail at once (an invalid config) are not restarted forever.
-        failures = failures + 1 if any(p.returncode not in (None, 0) for p in keeper.spawned) else 0
+        # Drivers that fail on their own (an invalid config: exit 2) are not
+        # restarted forever; drivers killed by a signal are exactly what we are for.
+        failures = failures + 1 if any((p.returncode or 0) > 0 for p in keeper.spawned) else 0
         keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
         if failures >= 5:
             return 1
