@@ -187,3 +187,30 @@ def test_driver_killed_during_retry_backoff_still_finishes(pipeline):
     result = pipeline.state_dir / "runs/after/0001.result.json"
     wait_for(result.exists, timeout=40, what="the pipeline finished with no front end")
     assert [r["attempt"] for r in pipeline.records("flaky")] == [1, 2]
+
+
+def test_driver_killed_before_saving_wrapper_pid_is_not_lost(pipeline):
+    """Found by the kill storm: the record on disk lacks the wrapper's pid (the
+    driver died right after starting it); while the wrapper ends the stage's
+    leftovers, the stage must not be declared lost and its retry dropped."""
+    gate = pipeline.root / "gate"
+    pipeline.write(f"""
+        [[stage]]
+        name = "flaky"
+        command = ["sh", "-c", "setsid sh -c 'trap \\"\\" TERM; sleep 600' & while [ ! -e {gate} ]; do sleep 0.05; done; [ $EAGLE3TUI_ATTEMPT -ge 2 ]"]
+        stop_grace = "1s"
+        retry = {{ max_attempts = 3, backoff = "0s", on = ["exit:1"] }}
+    """)
+    pipeline.cli("start", "flaky", check=True)
+    wait_for(lambda: pipeline.records("flaky") and pipeline.records("flaky")[0].get("pid"),
+             what="running")
+    os.kill(pipeline.driver_pid(), signal.SIGKILL)
+    path = pipeline.state_dir / "runs/flaky/0001.json"
+    rec = json.loads(path.read_text())
+    rec.update(wrapper_pid=None, wrapper_create_time=None, pid=None, pgid=None, create_time=None)
+    path.write_text(json.dumps(rec))  # what a driver killed right after Popen leaves
+    gate.touch()
+    r = pipeline.cli("start", "flaky", "--wait", "--timeout", "60")
+    assert [x["attempt"] for x in pipeline.records("flaky")] == [1, 2], r.stdout + r.stderr
+    first = pipeline.records("flaky")[0]
+    assert first["exit_code"] == 1 and "lost" not in (first.get("error") or "")

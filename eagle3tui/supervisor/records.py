@@ -143,10 +143,6 @@ class RunStore:
                         argv=[], cwd="", log="",
                         extra={"unreadable": f"{path}: the run record cannot be read"})
         self.merge_wrapper_files(rec)
-        started = self._read_optional(self.prefix(stage, attempt) + ".started.json") or {}
-        rec.wrapper_pid = started.get("wrapper_pid")
-        if rec.wrapper_pid and rec.create_time is not None:
-            rec.wrapper_create_time = _ctime(rec.wrapper_pid)
         rec.launched_at = rec.started_at or 0.0
         if rec.pid is None and not rec.finished:
             rec.error = (f"unreadable run record {path}; nothing shows the attempt ran. "
@@ -170,13 +166,18 @@ class RunStore:
         """Fold the wrapper's started/result files into ``rec``; True if anything changed."""
         changed = False
         prefix = self.prefix(rec.stage, rec.attempt)
-        if rec.pid is None:
+        if rec.pid is None or (rec.wrapper_pid is None and rec.ended_at is None):
             started = self._read_optional(prefix + ".started.json")
-            if started:
+            if started and rec.pid is None:
                 rec.pid = started.get("pid")
                 rec.pgid = started.get("pgid")
                 rec.create_time = started.get("create_time")
                 rec.started_at = started.get("started_at")
+                changed = True
+            if started and rec.wrapper_pid is None and started.get("wrapper_create_time") is not None:
+                # A driver died before saving the wrapper's pid: the wrapper said it itself.
+                rec.wrapper_pid = started.get("wrapper_pid")
+                rec.wrapper_create_time = started.get("wrapper_create_time")
                 changed = True
         if rec.ended_at is None:
             result = self._find_result(rec, prefix)
@@ -228,12 +229,6 @@ class RunStore:
     def _problem(self, text: str) -> None:
         if text not in self.problems:
             self.problems.append(text)
-
-
-def _ctime(pid: int) -> float | None:
-    from eagle3tui.supervisor.procs import create_time
-
-    return create_time(pid)
 
 
 def _result_from_log(log: str, offset: int) -> dict[str, Any] | None:

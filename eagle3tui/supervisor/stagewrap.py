@@ -352,10 +352,14 @@ def main(argv: list[str] | None = None) -> int:
         import psutil
 
         created = psutil.Process(child.pid).create_time()
+        wrapper_created = psutil.Process().create_time()
     except Exception:  # psutil missing or the child already gone
-        created = None
+        created = wrapper_created = None
+    # The wrapper's own identity too: a driver killed before saving the
+    # wrapper's pid must still see the wrapper alive while it cleans up.
     started = {"pid": child.pid, "pgid": pgid, "create_time": created,
-               "wrapper_pid": os.getpid(), "started_at": time.time(), "subreaper": subreaper}
+               "wrapper_pid": os.getpid(), "wrapper_create_time": wrapper_created,
+               "started_at": time.time(), "subreaper": subreaper}
     if reserve_error:
         started["reserve_error"] = reserve_error
     try:
