@@ -85,8 +85,11 @@ class Pipeline:
             try:
                 rec = json.loads(p.read_text())
                 run_ids.add(rec["run_id"])
-                if rec.get("wrapper_pid"):
-                    os.kill(rec["wrapper_pid"], signal.SIGKILL)
+                wrapper = rec.get("wrapper_pid")
+                # Only a real wrapper: some tests put their own pid in a record.
+                if wrapper and wrapper != os.getpid() and \
+                        "stagewrap.py" in " ".join(_cmdline(wrapper)):
+                    os.kill(wrapper, signal.SIGKILL)
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         if run_ids:
@@ -111,6 +114,13 @@ class Pipeline:
                 os.killpg(pgid, signal.SIGKILL)
             except (OSError, ValueError, KeyError):
                 pass
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
 
 
 @pytest.fixture
