@@ -8,6 +8,7 @@ Nothing is launched from a configuration that did not validate.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import shutil
@@ -287,7 +288,16 @@ def load_config(path: str | os.PathLike[str], overrides: dict[str, str] | None =
     except FileNotFoundError:
         raise ConfigError("configuration file not found", path=str(path),
                           fix="pass --config PATH, or create pipeline.toml (see README)") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raw_bytes = path.read_bytes()
+        line = raw_bytes.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"the file is not UTF-8 text (byte 0x{raw_bytes[e.start]:02x} at offset "
+                          f"{e.start})", path=str(path), line=line,
+                          fix="save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)") from None
+    except IsADirectoryError:
+        raise ConfigError("the configuration path is a directory", path=str(path),
+                          fix="pass --config PATH/pipeline.toml") from None
+    except OSError as e:
         raise ConfigError(f"cannot read configuration: {e}", path=str(path)) from None
     try:
         raw = tomllib.loads(text)
@@ -329,7 +339,8 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
             return default
 
     drift = pipe.get("drift_threshold", 0.25)
-    if not isinstance(drift, (int, float)) or isinstance(drift, bool) or drift <= 0:
+    if not isinstance(drift, (int, float)) or isinstance(drift, bool) or not math.isfinite(drift) \
+            or drift <= 0:
         b.err(f"drift_threshold must be a positive number, got {drift!r}", "pipeline.drift_threshold",
               b.loc.key_line("pipeline", "drift_threshold"), "e.g. drift_threshold = 0.25 for +25%")
         drift = 0.25
@@ -383,6 +394,10 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     state_dir = (config_dir / state_dir_raw).resolve() if not os.path.isabs(state_dir_raw) \
         else Path(state_dir_raw)
     variables["state_dir"] = str(state_dir)
+    if state_dir.exists() and not state_dir.is_dir():
+        b.err(f"state_dir {state_dir} exists and is not a directory", "pipeline.state_dir",
+              b.loc.key_line("pipeline", "state_dir"),
+              "point state_dir at a directory (it is created if missing), or move the file away")
 
     raw_stages = raw.get("stage", [])
     if not isinstance(raw_stages, list):
@@ -584,6 +599,10 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
                   "write command = \"prog --flag | other\" or drop shell = true")
         else:
             command = tuple(sub(str(x), "command") for x in cmd)
+            if any("\0" in x for x in command):
+                b.err("command contains a NUL byte, which no program can receive", f"{k}.command",
+                      line("command"), "remove the \\u0000 from the argument")
+                command = ()
     else:
         b.err(f"command must be a non-empty list of strings, got {cmd!r}", f"{k}.command",
               line("command"), "write command = [\"prog\", \"arg\", ...]")
@@ -602,7 +621,16 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             if isinstance(ev, bool) or not isinstance(ev, (str, int, float)):
                 b.err(f"env value for {ek!r} must be a string", f"{k}.env.{ek}", line("env"))
                 continue
-            env[str(ek)] = sub(str(ev), "env")
+            if "=" in str(ek) or "\0" in str(ek) or not str(ek):
+                b.err(f"env name {ek!r} cannot contain '=' or a NUL byte", f"{k}.env.{ek}", line("env"),
+                      "use a plain name, e.g. env = { CUDA_VISIBLE_DEVICES = \"0\" }")
+                continue
+            value = sub(str(ev), "env")
+            if "\0" in value:
+                b.err(f"env value for {ek!r} contains a NUL byte", f"{k}.env.{ek}", line("env"),
+                      "remove the \\u0000 from the value")
+                continue
+            env[str(ek)] = value
 
     deps = _str_list(st.get("depends_on", []), b, f"{k}.depends_on", line("depends_on"),
                      "write depends_on = [\"other-stage\"]") or []
@@ -645,6 +673,9 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
     log = Path(sub(str(log_raw), "log")) if log_raw is not None else state_dir / "logs" / f"{name}.log"
     if not log.is_absolute():
         log = config_dir / log
+    if log.is_dir():
+        b.err(f"log {log} is a directory; it must name a file", f"{k}.log",
+              line("log") or head, f"e.g. log = \"{log}/{name}.log\"")
     outputs = tuple(_abs(Path(sub(x, "outputs")), config_dir) for x in
                     (_str_list(st.get("outputs", []), b, f"{k}.outputs", line("outputs"),
                                "write outputs = [\"out/model.safetensors\"]") or []))
@@ -853,18 +884,22 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
     rate = raw.get("rate_limit", 30)
     if not isinstance(rate, int) or isinstance(rate, bool) or rate < 1:
         b.err(f"rate_limit must be a positive integer (alerts per minute), got {rate!r}",
-              "alerts.rate_limit", b.loc.key_line("alerts", "rate_limit"))
+              "alerts.rate_limit", b.loc.key_line("alerts", "rate_limit") or b.loc.table_line("alerts"),
+              "e.g. rate_limit = 30")
         rate = 30
     timeout = 10.0
     window = 300.0
     try:
         timeout = parse_duration(raw.get("timeout", 10))
     except ValueError as e:
-        b.err(str(e), "alerts.timeout", b.loc.key_line("alerts", "timeout"))
+        b.err(str(e), "alerts.timeout", b.loc.key_line("alerts", "timeout") or b.loc.table_line("alerts"),
+              "e.g. timeout = \"10s\"")
     try:
         window = parse_duration(raw.get("dedup_window", 300))
     except ValueError as e:
-        b.err(str(e), "alerts.dedup_window", b.loc.key_line("alerts", "dedup_window"))
+        b.err(str(e), "alerts.dedup_window",
+              b.loc.key_line("alerts", "dedup_window") or b.loc.table_line("alerts"),
+              "e.g. dedup_window = \"5m\" (0 merges nothing)")
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
                         timeout_s=timeout, dedup_window_s=window)
 

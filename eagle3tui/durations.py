@@ -17,6 +17,8 @@ def parse_duration(text: str | float) -> float:
     if isinstance(text, bool):
         raise ValueError(f"not a duration: {text!r}")
     if isinstance(text, (int, float)):
+        if not math.isfinite(text):
+            raise ValueError(f"duration must be a finite number of seconds, got {text!r}")
         if text < 0:
             raise ValueError(f"duration must not be negative: {text!r}")
         return float(text)
@@ -36,6 +38,8 @@ def parse_duration(text: str | float) -> float:
     except ValueError:
         pass
     else:
+        if not math.isfinite(value):
+            raise ValueError(f"duration must be a finite number of seconds, got {text!r}")
         if value < 0:
             raise ValueError(f"duration must not be negative: {text!r}")
         return value

@@ -77,6 +77,11 @@ class PipelineView:
         return bool(self.driver.get("alive"))
 
     @property
+    def figures_stale(self) -> bool:
+        """True when the live figures come from a driver that is no longer running."""
+        return bool(self.driver.get("figures_stale"))
+
+    @property
     def driver_pid(self) -> int | None:
         return self.driver.get("pid") if self.driver_alive else None
 
@@ -240,10 +245,22 @@ def load_view(config: PipelineConfig, store: RunStore | None = None) -> Pipeline
     intent = Intent.load(config.state_dir)
     statuses = derive_statuses(config, store, intent, live)
     gpu = doc.get("gpu") if isinstance(doc.get("gpu"), dict) else None
+    driver = driver_info(config.state_dir)
+    if not driver.get("alive") and doc:
+        # The figures (progress, ETA, GPU) are the last a now-dead driver
+        # wrote: say so, with their age, rather than show them as current.
+        stamp = doc.get("time")
+        driver["figures_stale"] = True
+        driver["figures_time"] = stamp
+        for st in statuses:
+            if st.live:
+                st.live = dict(st.live, stale=True, as_of=stamp)
+        if gpu is not None:
+            gpu = dict(gpu, stale=True, as_of=stamp)
     for st in statuses:
         failing = st.live.get("failing")
         if st.state == StageState.FAILING and isinstance(failing, dict):
             # Every front end shows a failing stage with what its GPUs do.
             st.live["failing"] = {**failing, "gpu": gpu_activity(gpu, st.name)}
     return PipelineView(config=config, time=time.time(), statuses=statuses, intent=intent,
-                        driver=driver_info(config.state_dir), gpu=gpu, problems=list(store.problems))
+                        driver=driver, gpu=gpu, problems=list(store.problems))

@@ -74,6 +74,33 @@ class Pipeline:
             return None
 
     def kill_everything(self) -> None:
+        # The keeper and the wrappers first: they would start a driver again.
+        try:
+            os.kill(json.loads((self.state_dir / "keeper.json").read_text())["pid"], signal.SIGKILL)
+        except (OSError, ValueError, KeyError):
+            pass
+        runs = self.state_dir / "runs"
+        run_ids = set()
+        for p in runs.glob("*/[0-9][0-9][0-9][0-9].json") if runs.exists() else []:
+            try:
+                rec = json.loads(p.read_text())
+                run_ids.add(rec["run_id"])
+                wrapper = rec.get("wrapper_pid")
+                # Only a real wrapper: some tests put their own pid in a record.
+                if wrapper and wrapper != os.getpid() and \
+                        "stagewrap.py" in " ".join(_cmdline(wrapper)):
+                    os.kill(wrapper, signal.SIGKILL)
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        if run_ids:
+            import psutil
+
+            for proc in psutil.process_iter():
+                try:
+                    if proc.pid != os.getpid() and proc.environ().get("EAGLE3TUI_RUN_ID") in run_ids:
+                        proc.kill()
+                except (psutil.Error, OSError):
+                    pass
         pid = self.driver_pid()
         if pid and pid != os.getpid():  # a test may run the driver in-process
             try:
@@ -87,6 +114,13 @@ class Pipeline:
                 os.killpg(pgid, signal.SIGKILL)
             except (OSError, ValueError, KeyError):
                 pass
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
 
 
 @pytest.fixture

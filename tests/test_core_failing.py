@@ -154,9 +154,9 @@ def test_stop_of_a_torchrun_style_stage_raises_no_warning_or_critical(pipeline: 
              what="progress")
     p.cli("stop", "train", check=True)
     wait_for(lambda: _stage(p, "train")["state"] == "stopped", timeout=30, what="stopped")
-    rec = p.records("train")[0]
     wait_for(lambda: "stage-stopped" in [a["kind"] for a in _alerts(p, "train")], timeout=20,
              what="stage-stopped alert")
+    rec = p.records("train")[0]  # settled by the driver by now
     # The box really was printed, and exit 1 recorded (it ran < 60 s: early-exit territory).
     log = Path(rec["log"]).read_text()
     assert "ChildFailedError" in log and "Root Cause (first observed failure)" in log

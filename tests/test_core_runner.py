@@ -321,9 +321,15 @@ def test_corrupt_state_file_reported(pipeline):
     assert r.returncode == 2 and "0001.json" in r.stderr and "unreadable run record" in r.stderr
     # status still works and says so; the supervisor keeps going.
     r = pipeline.cli("status")
-    assert r.returncode == 0 and "unreadable run record" in r.stdout
+    assert "unreadable run record" in r.stdout and "Traceback" not in r.stderr
+    # An unreadable record is never a reason to launch (issue 13 finding 8):
+    # start refuses, a deliberate restart runs attempt 2.
     r = pipeline.cli("start", "a", "--wait", "--timeout", "30")
+    assert r.returncode != 0 and "restart" in r.stdout + r.stderr
+    assert not (d / "0002.json").exists()
+    r = pipeline.cli("restart", "a")
     assert r.returncode == 0, r.stderr
+    wait_for(lambda: pipeline.stage("a")["state"] == "succeeded", what="attempt 2 succeeded")
     # The torn record is left alone for inspection; the new run is attempt 2.
     assert json.loads((d / "0002.json").read_text())["attempt"] == 2
     assert (d / "0001.json").read_text().endswith('"run_')

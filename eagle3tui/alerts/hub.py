@@ -34,6 +34,9 @@ class _Window:
     first_at: float  # wall time of that first alert
     last: Alert  # the latest repeat (its details are the freshest)
     repeats: int = 0
+    # The log line of the first repeat held back: until the merged alert is
+    # written, a driver must not mark that line (or any later) as alerted.
+    first_held_line: int | None = None
 
 
 class AlertHub:
@@ -73,12 +76,19 @@ class AlertHub:
                 if win is not None and now - win.opened < self.dedup_window_s:
                     win.repeats += 1
                     win.last = alert
+                    line = alert.details.get("line")
+                    if win.first_held_line is None and isinstance(line, int):
+                        win.first_held_line = line
                     self.suppressed += 1
                     self._start_flusher()
                     return
                 if win is not None:
                     self._close_window(key, win)
                 self._windows[key] = _Window(opened=now, first_at=alert.time, last=alert)
+                if not self._deliver(alert):
+                    # Not delivered (a full disk): a repeat must go out in full, not merge.
+                    self._windows.pop(key, None)
+                return
             self._deliver(alert)
 
     def flush(self, force: bool = False) -> int:
@@ -90,6 +100,14 @@ class AlertHub:
                 if force or now - win.opened >= self.dedup_window_s:
                     n += self._close_window(key, win)
         return n
+
+    def first_held_line(self, stage: str | None, attempt: int | None) -> int | None:
+        """The earliest log line of ``stage``/``attempt`` whose alert is only in memory."""
+        with self._lock:
+            lines = [w.first_held_line for w in self._windows.values()
+                     if w.repeats and w.first_held_line is not None
+                     and w.last.stage == stage and w.last.attempt == attempt]
+        return min(lines) if lines else None
 
     def on_close(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` at ``close()``, after the pending merged alerts went out."""
@@ -122,13 +140,15 @@ class AlertHub:
                             time=time.time(), count=win.repeats))
         return 1
 
-    def _deliver(self, alert: Alert) -> None:
+    def _deliver(self, alert: Alert) -> bool:
         self.recent.append(alert)
         del self.recent[:-200]
+        ok = True
         for sink in list(self.sinks):
             try:
                 sink(alert)
             except Exception as e:  # noqa: BLE001 - a broken sink must not stop supervision
+                ok = False
                 # At most one report per sink per minute: a full disk would
                 # otherwise print on every alert.
                 last = self._sink_errors.get(id(sink), 0.0)
@@ -139,6 +159,7 @@ class AlertHub:
                               f"failed: {e!r}", file=sys.stderr, flush=True)
                     except (OSError, ValueError):
                         pass
+        return ok
 
     def _start_flusher(self) -> None:
         if self._flusher is None and not self._closed:

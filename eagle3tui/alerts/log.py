@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ class AlertLog:
         self._repair()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
+        self.reopened = 0  # times the file was deleted or rotated away under us
+        self._error: OSError | None = None
 
     def _repair(self) -> None:
         # A torn last line (a crash mid-write on a filesystem that does not
@@ -61,8 +62,35 @@ class AlertLog:
         line = json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
                           default=str) + "\n"
         with self._lock:
-            os.write(self._fd, line.encode("ascii"))
-            os.fsync(self._fd)
+            try:
+                self._follow_path()
+                os.write(self._fd, line.encode("ascii"))
+                os.fsync(self._fd)
+            except OSError as e:
+                self._error = e
+                raise
+
+    def take_error(self) -> OSError | None:
+        """The error of the last failed append since the last call (then cleared)."""
+        with self._lock:
+            err, self._error = self._error, None
+        return err
+
+    def _follow_path(self) -> None:
+        # Deleted or rotated (renamed away) since we opened it: writing on
+        # would go to a file nobody reads. Open the path again.
+        try:
+            there = os.stat(self.path)
+            mine = os.fstat(self._fd)
+            if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                return
+        except FileNotFoundError:
+            pass
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.close(self._fd)
+        self._fd = fd
+        self.reopened += 1
 
     def close(self) -> None:
         """Close the file (idempotent)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -11,6 +12,8 @@ from eagle3tui.textsafe import printable
 
 LEVEL_ORDER = {"info": 0, "warning": 1, "critical": 2}
 LEVELS = tuple(LEVEL_ORDER)
+# Numbers in a log line (sizes, ranks, addresses, times): blanked for merging.
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 
 
 def level_at_least(level: str, minimum: str) -> bool:
@@ -88,10 +91,16 @@ class Alert:
 
         Warnings and info merge by rule and message, so a flood of different
         lines of one kind (a warning per step) still merges; a critical alert
-        also keys on its log text, because two different fatal errors both matter.
+        also keys on its log text, because two different fatal errors both
+        matter, but with numbers blanked: 10,000 OOM lines that differ only in
+        byte counts, ranks or addresses are one error, merged per rule per
+        stage per window with a count.
         """
-        key: tuple[Any, ...] = (self.level, self.kind, self.stage, self.attempt, self.message,
-                                self.details.get("rule"))
+        rule = self.details.get("rule")
+        message = self.message
+        if rule is not None:
+            message = _NUMBERS.sub("#", message)
+        key: tuple[Any, ...] = (self.level, self.kind, self.stage, self.attempt, message, rule)
         if self.level == "critical":
-            key += (str(self.details.get("text", ""))[-500:],)
+            key += (_NUMBERS.sub("#", str(self.details.get("text", ""))[-500:]),)
         return key

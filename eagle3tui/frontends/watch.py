@@ -17,7 +17,6 @@ after handing the pipeline to a detached driver so the stages keep running.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import signal
@@ -144,7 +143,8 @@ class Watch:
         if self.mirror is not None:
             sinks.append(self.mirror.append)
         hub = build_hub(self.config, sinks)
-        driver = Driver(self.config, hub=hub)
+        # keep_alive: if --watch is killed, stage wrappers and the keeper start a detached driver.
+        driver = Driver(self.config, hub=hub, keep_alive=True)
         try:
             if self.run_all and not self._started:
                 self._started = True

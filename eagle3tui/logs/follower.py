@@ -92,6 +92,11 @@ class LogFollower:
         self._pending_start = offset  # file offset where the pending bytes begin
         self._reset_flag = False
         self._rotated_tail = b""
+        # The last bytes read and the file position they end at: when they are
+        # no longer there, the file was truncated and rewritten past our offset
+        # between two polls (copytruncate followed by fast writes).
+        self._sig = b""
+        self._sig_end = 0
 
     # -- file handling -------------------------------------------------
     def close(self) -> None:
@@ -114,6 +119,7 @@ class LogFollower:
         self._pending_start = 0
         self.resets += 1
         self._reset_flag = True
+        self._sig = b""
 
     def _open(self) -> bool:
         try:
@@ -146,10 +152,16 @@ class LogFollower:
             if st is not None and st.st_size < self.offset:
                 self._restart()
                 fh.seek(0)  # type: ignore[attr-defined]
-            return fh.read(self.block_size)  # type: ignore[attr-defined,no-any-return]
+            elif self._sig and st is not None and st.st_size > self._sig_end \
+                    and not self._sig_still_there(fh):
+                self._restart()
+                fh.seek(0)  # type: ignore[attr-defined]
+            data: bytes = fh.read(self.block_size)  # type: ignore[attr-defined]
+            self._remember(fh, data)
+            return data
         # Rotated (renamed away, new file at the path) or deleted: finish the
         # old file through the descriptor we still hold, then switch.
-        data: bytes = fh.read(self.block_size)  # type: ignore[attr-defined]
+        data = fh.read(self.block_size)  # type: ignore[attr-defined]
         if data:
             return data
         if ident is None:
@@ -161,6 +173,20 @@ class LogFollower:
             return b""
         self._rotated_tail = tail
         return b""
+
+    def _remember(self, fh: object, data: bytes) -> None:
+        if not data:
+            return
+        self._sig = (self._sig + data)[-16:] if len(data) < 16 else data[-16:]
+        self._sig_end = fh.tell()  # type: ignore[attr-defined]
+
+    def _sig_still_there(self, fh: object) -> bool:
+        try:
+            got = os.pread(fh.fileno(), len(self._sig),  # type: ignore[attr-defined]
+                           self._sig_end - len(self._sig))
+        except OSError:
+            return True
+        return got == self._sig
 
     def _flush_pending_as_line(self) -> bytes:
         # The old file ended without a newline: its last line is complete now.

@@ -15,6 +15,8 @@ mean nothing is lost while no driver runs, and the next one reattaches.
 from __future__ import annotations
 
 import argparse
+import errno
+import hashlib
 import json
 import os
 import signal
@@ -35,9 +37,9 @@ from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
 from eagle3tui.supervisor.executors import Executors
-from eagle3tui.supervisor.launcher import reap_wrappers
-from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR
-from eagle3tui.supervisor.procs import signal_name
+from eagle3tui.supervisor.launcher import ensure_keeper, reap_wrappers, resume_interrupted
+from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
+from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
@@ -91,8 +93,19 @@ class Driver:
     def __init__(self, config: PipelineConfig, *, hub: AlertHub | None = None,
                  alerts_path: Path | None = None, tick_s: float = 0.05,
                  exit_when_idle: bool = True, idle_grace_s: float = 1.0,
-                 nvml: Any | None = None, gpu: bool = True, use_inotify: bool = True) -> None:
+                 nvml: Any | None = None, gpu: bool = True, use_inotify: bool = True,
+                 keep_alive: bool = False) -> None:
         self.config = config
+        # Stage wrappers start a driver when none runs (see stagewrap.py); off
+        # for drivers embedded in tests and benchmarks, which end on purpose.
+        self.keep_alive = keep_alive
+        self._config_stamp = _file_stamp(config.path)
+        self._config_digest = _file_digest(config.path)
+        self._config_rejected: str | None = None
+        # The last reload's note, told once to the next command's sender too.
+        self._reload_note: str | None = None
+        # Since when the state directory refuses writes (full, read-only), and why.
+        self._storage_error: tuple[float, str] | None = None
         self.state_dir = config.state_dir
         self.store = RunStore(self.state_dir)
         self.intent = Intent.load(self.state_dir)
@@ -147,7 +160,11 @@ class Driver:
         # lock (and execute() before run() saved its own change): start from disk.
         self.intent = Intent.load(self.state_dir)
         stop = stop or threading.Event()
+        idle_marker = self.state_dir / "driver.idle"
         try:
+            idle_marker.unlink(missing_ok=True)
+            if self.keep_alive:
+                ensure_keeper(self.state_dir, driver_spec(self.config))
             self.commands_dir.mkdir(parents=True, exist_ok=True)
             self.replies_dir.mkdir(parents=True, exist_ok=True)
             if self.alert_log.repaired:
@@ -160,8 +177,26 @@ class Driver:
             failures = 0
             while not stop.is_set():
                 try:
+                    if not self.lock.still_held() and not self._relock():
+                        return 4
                     busy = self.tick()
                     failures = 0
+                    if self._storage_error is not None:
+                        self._storage_recovered()
+                except OSError as e:
+                    if e.errno not in _STORAGE_ERRNOS:
+                        raise
+                    # A full or read-only state directory is not a bug: wait
+                    # for space without giving up, and explain once it returns.
+                    if self._storage_error is None:
+                        self._storage_error = (time.time(), f"{e.strerror or e}: {e.filename or ''}")
+                        try:  # driver.log may sit on the same full filesystem
+                            print(f"eagle3tui driver: state directory not writable: {e}",
+                                  file=sys.stderr, flush=True)
+                        except (OSError, ValueError):
+                            pass
+                    stop.wait(1.0)
+                    continue
                 except Exception:  # noqa: BLE001
                     # A bug must not take supervision down with it: report it,
                     # back off, and give up only if it repeats every tick.
@@ -186,6 +221,8 @@ class Driver:
                         break
                 self._wait_for_work(stop)
             self.write_state(force=True)
+            # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
+            idle_marker.write_text(f"{time.time()}\n")
         finally:
             self.wakeups.stop()
             for p in self.probers.values():
@@ -214,11 +251,13 @@ class Driver:
             for name, w in list(self.watches.items()):
                 rec_stub = self._watch_recs.get(name)
                 if rec_stub is not None:
-                    for level, kind, message, details in w.poll(now):
-                        self._alert(level, kind, message, rec_stub, **details)
+                    self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
         self._last_full = now
         reap_wrappers()
+        self._check_config()
+        self._restore_lost_records()
+        self._settle_relaunches()
         self.executors.poll(self.config, self.store)
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
@@ -228,8 +267,12 @@ class Driver:
             if rec is None:
                 continue
             stage = self.config.stage(st.name)
+            if self._finish_interrupted_launch(stage, rec, now):
+                continue
             if st.state.active:
-                if st.state != StageState.QUEUED:  # a queued job has no output yet (nor stalls)
+                # A queued job has no output yet (nor stalls); an unreadable record
+                # has no log position to follow from.
+                if st.state != StageState.QUEUED and not rec.extra.get("unreadable"):
                     self._follow(stage, rec, now)
                     self._enforce_fatal_policy(stage, rec, now)
                 self._enforce_stop(stage, rec, now)
@@ -335,13 +378,31 @@ class Driver:
     # -- launching and stopping -------------------------------------------
     def _launch(self, name: str, resume: bool) -> None:
         stage = self.config.stage(name)
-        relaunch = self.intent.relaunch.pop(name, None)
+        known = self._watch_recs.get(name)
+        if known is not None and (is_alive(known.pid, known.create_time)
+                                  or is_alive(known.wrapper_pid, known.wrapper_create_time)):
+            # Its record vanished from disk (a deleted state directory) but this
+            # driver watches it running: write it back, never launch a second copy.
+            self._restore_lost_records()
+            return
+        relaunch = self.intent.relaunch.get(name)
         prev = self.store.latest(name)
         trigger = (relaunch or {}).get("trigger", "pipeline" if prev is None else "user")
+        if relaunch is not None:
+            # Write-ahead: the relaunch names the attempt that fulfils it before
+            # that attempt exists, so a driver killed right after the launch
+            # finds the attempt on disk and never launches the stage again.
+            relaunch["attempt"] = self.store.next_attempt(name)
+            self.intent.save(self.state_dir)
         rec = self.executors.for_stage(stage).launch(
             stage, self.store, resume=resume,
-            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger)
-        self.intent.save(self.state_dir)
+            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
+            driver=driver_spec(self.config) if self.keep_alive else None)
+        if relaunch is not None:
+            self.intent.relaunch.pop(name, None)
+            self.intent.save(self.state_dir)
+        if rec.ended_at is None:
+            self._watch_recs[name] = rec  # known running from now on (see _restore_lost_records)
         if rec.ended_at is not None and rec.error:
             # One critical for a start that cannot happen: the attempt is
             # settled here, so _finalize adds no early-exit or second failure.
@@ -428,8 +489,7 @@ class Driver:
             self.watches[stage.name] = w
             self.wakeups.add(rec.log)
         self._watch_recs[stage.name] = rec
-        for level, kind, message, details in w.poll(now):
-            self._alert(level, kind, message, rec, **details)
+        self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
 
     def _announce_failing(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
@@ -484,22 +544,37 @@ class Driver:
                         f"({stage.ready.url or 'log pattern ' + repr(stage.ready.log_pattern)})", rec)
 
     def _finalize(self, stage: StageConfig, rec: RunRecord, st: StageStatus, now: float) -> None:
-        if rec.extra.get("finalized"):
+        # Every alert and the retry decision are written before the record is
+        # marked finalized: a driver killed half-way repeats them (at least
+        # once), and never loses them.
+        if rec.extra.get("finalized") or rec.extra.get("unreadable"):
             return
         w = self.watches.pop(stage.name, None)
         self._watch_recs.pop(stage.name, None)
         self.wakeups.remove(rec.log)
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
-        for level, kind, message, found in w.poll(now) + w.finish(rec):
-            self._alert(level, kind, message, rec, **found)
+        self._emit_watch(w, w.poll(now) + w.finish(rec), rec)
         pr = self.probers.pop(rec.run_id, None)
         if pr:
             pr.stop()
-        rec.extra["finalized"] = True
+        if rec.extra.get("wrapper_killed_after_grace") and not rec.killed_after_grace:
+            rec.killed_after_grace = True
+            self._alert("warning", "stage-killed",
+                        f"processes of the stage outlived SIGTERM by {stage.stop_grace_s:.0f}s: "
+                        "the stage wrapper sent SIGKILL", rec)
+        if rec.extra.get("result_write_errors") and not rec.extra.get("write_errors_alerted"):
+            rec.extra["write_errors_alerted"] = True
+            self._alert("critical", "result-write-failed",
+                        "the state directory refused the stage's result; it was recovered "
+                        "from a fallback: " + "; ".join(map(str, rec.extra["result_write_errors"])),
+                        rec, fix="free space on the state directory's filesystem or make it writable")
         if rec.ended_at is None:
             rec.ended_at = now
-        self.store.save(rec)
+            if st.state == StageState.FAILED and not rec.error:
+                # "lost" has no exit code: keep the reason and its hint with the
+                # record, or it later reads "exit None" with no advice.
+                rec.error = st.reason + (f" ({st.hint})" if st.hint else "")
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
@@ -520,16 +595,19 @@ class Driver:
             if cause is not None and not any(e.get("line") == cause.get("line") for e in errs):
                 errs = [{k: cause.get(k) for k in ("line", "rule", "text")}] + errs[-2:]
             rec.extra["last_errors"] = errs
-            self.store.save(rec)
             if st.hint:
                 details["hint"] = st.hint
             self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
             self._maybe_retry(stage, rec, w, now)
+        rec.extra["finalized"] = True
+        self.store.save(rec)
 
     def _maybe_retry(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
         pol = stage.retry
         if pol is None:
             return
+        if (self.intent.relaunch.get(stage.name) or {}).get("after_attempt") == rec.attempt:
+            return  # an earlier driver decided this retry before it died
         attempts = self.store.records(stage.name)
         # Attempts since the user last launched it by hand (the first included).
         chain = 0
@@ -553,7 +631,8 @@ class Driver:
                         f"gave up after {chain} attempts (retry.max_attempts = {pol.max_attempts})", rec)
             return
         self.intent.relaunch[stage.name] = {"mode": "resume" if stage.resume else "restart",
-                                            "not_before": now + pol.backoff_s, "trigger": "retry"}
+                                            "not_before": now + pol.backoff_s, "trigger": "retry",
+                                            "after_attempt": rec.attempt}
         self.intent.save(self.state_dir)
         self._alert("warning", "retry-scheduled",
                     f"will resume in {pol.backoff_s:.0f}s (attempt {rec.attempt + 1} of at most "
@@ -586,6 +665,9 @@ class Driver:
     def execute(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
+        reload_note = self._adopt_overrides(cmd)
+        if reload_note and reload_note.startswith("refused"):
+            return {"ok": False, "message": reload_note[len("refused: "):]}
         names: list[str] = list(cmd.get("stages", []))
         for n in names:
             self.config.stage(n)  # KeyError with the list of known stages
@@ -669,7 +751,142 @@ class Driver:
             msgs.append("driver alive")
         else:
             return {"ok": False, "message": f"unknown command {op!r}"}
+        if reload_note:
+            msgs.insert(0, reload_note)
         return {"ok": ok, "message": "\n".join(msgs)}
+
+    # -- durability (issue 13) ---------------------------------------------------
+    def _emit_watch(self, w: StageWatch, alerts: list[Any], rec: RunRecord) -> None:
+        """Emit a watch's alerts, then mark their lines alerted: never the other way round.
+
+        The mark stops short of lines whose repeats the hub still holds in a
+        merge window (in memory), so a driver killed now re-reads them.
+        """
+        for level, kind, message, details in alerts:
+            self._alert(level, kind, message, rec, **details)
+        w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
+
+    def _settle_relaunches(self) -> None:
+        """Drop relaunches whose attempt was created before a driver died (see _launch)."""
+        done = [n for n, r in self.intent.relaunch.items() if r.get("attempt") and Path(
+            self.store.prefix(n, int(r["attempt"])) + ".json").exists()]
+        for n in done:
+            del self.intent.relaunch[n]
+        if done:
+            self.intent.save(self.state_dir)
+
+    def _finish_interrupted_launch(self, stage: StageConfig, rec: RunRecord, now: float) -> bool:
+        """Start (or adopt) an attempt a dead driver saved but did not start; True if it did."""
+        if rec.wrapper_pid is not None or rec.pid is not None or rec.finished or rec.error \
+                or rec.stop_requested_at or rec.extra.get("unreadable"):
+            return False
+        if now - rec.launched_at < 1.0:
+            return False  # the wrapper may still be exec'ing: give it a moment
+        started = resume_interrupted(stage, self.store, rec)
+        if started is None:
+            return False
+        self._alert("warning", "launch-completed",
+                    f"attempt {rec.attempt} was saved but not started by a driver that died; "
+                    + ("adopted its running wrapper" if started.pid and started.launched_at < now - 1
+                       else "started it now (same attempt, no duplicate)"), started)
+        return True
+
+    def _restore_lost_records(self) -> None:
+        """Write back the records of running attempts that vanished from disk.
+
+        A deleted state directory (or runs/) would otherwise make a running
+        stage look never run, and the next pass would launch it a second time.
+        """
+        lost = [rec for rec in self._watch_recs.values()
+                if not Path(self.store.prefix(rec.stage, rec.attempt) + ".json").exists()]
+        for rec in lost:
+            self.store.save(rec)
+        if lost:
+            self.intent.save(self.state_dir)
+            self._alert("critical", "state-dir-recreated",
+                        f"run records of running stage(s) {', '.join(r.stage for r in lost)} were "
+                        f"deleted from {self.state_dir}; the driver wrote back what it knows")
+
+    def _relock(self) -> bool:
+        """The lock file vanished (state directory deleted): take it again or step down."""
+        self.lock.release()
+        if not self.lock.acquire(timeout=0.0):
+            print("eagle3tui driver: the state directory was replaced and another driver "
+                  "holds its lock; exiting", file=sys.stderr, flush=True)
+            return False
+        self.commands_dir.mkdir(parents=True, exist_ok=True)
+        self.replies_dir.mkdir(parents=True, exist_ok=True)
+        # What this driver knows survives: the running attempts and the intent,
+        # so no later driver sees those stages as never run and launches them twice.
+        for rec in self._watch_recs.values():
+            self.store.save(rec)
+        self.intent.save(self.state_dir)
+        self._alert("critical", "state-dir-recreated",
+                    f"the state directory {self.state_dir} was deleted under the running driver; "
+                    f"recreated it with {len(self._watch_recs)} running attempt(s). Older run "
+                    "records and alerts are gone.")
+        return True
+
+    def _storage_recovered(self) -> None:
+        since, why = self._storage_error or (time.time(), "")
+        self._storage_error = None
+        self._alert("critical", "state-dir-unwritable",
+                    f"the state directory {self.state_dir} refused writes for "
+                    f"{time.time() - since:.0f}s ({why}); supervision paused meanwhile and has "
+                    "resumed", None, since=since,
+                    fix="keep free space on the state directory's filesystem")
+
+    def _check_config(self) -> None:
+        """Reload the configuration file when it changed, and say so (or why not)."""
+        stamp = _file_stamp(self.config.path)
+        if stamp == self._config_stamp:
+            return
+        self._config_stamp = stamp
+        digest = _file_digest(self.config.path)
+        if digest == self._config_digest:
+            return
+        note = self._reload(self.config.overrides, digest)
+        self._reload_note = note
+        if note:
+            level = "warning" if note.startswith("refused") else "info"
+            self._alert(level, "config-reloaded" if level == "info" else "config-not-reloaded", note)
+
+    def _adopt_overrides(self, cmd: dict[str, Any]) -> str | None:
+        """A command sent with other --set values (or after an edit): reload with them."""
+        self._check_config()
+        note, self._reload_note = self._reload_note, None
+        overrides = cmd.get("overrides")
+        if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
+            return note
+        return self._reload({str(k): str(v) for k, v in overrides.items()},
+                            _file_digest(self.config.path))
+
+    def _reload(self, overrides: dict[str, str], digest: str | None) -> str | None:
+        """Load the configuration again; a note for the user, "refused: ..." on failure."""
+        path = self.config.path
+        try:
+            new = load_config(path, overrides)
+        except ConfigError as e:
+            msg = f"refused: {path} changed but is invalid, so the driver keeps the previous " \
+                  f"configuration: {e}"
+            if msg == self._config_rejected:
+                return None
+            self._config_rejected = msg
+            return msg
+        if new.state_dir != self.config.state_dir:
+            return (f"refused: the new configuration uses state_dir {new.state_dir}, this driver "
+                    f"owns {self.config.state_dir}; stop its stages first")
+        running = [n for n in self.watches if n not in new.names]
+        if running:
+            return (f"refused: stage(s) {', '.join(running)} are running but missing from the new "
+                    "configuration; stop them first, then edit the file")
+        self.config = new
+        self.rules = ruleset_for(new)
+        self._config_digest = digest
+        self._config_rejected = None
+        sets = " ".join(f"--set {k}={v}" for k, v in overrides.items())
+        return (f"configuration reloaded from {path}" + (f" with {sets}" if sets else "")
+                + "; stages launched from now on use it (running ones keep their command)")
 
     # -- output ----------------------------------------------------------------
     def _alert(self, level: str, kind: str, message: str, rec: RunRecord | None = None,
@@ -677,6 +894,11 @@ class Driver:
         self.hub.emit(Alert(level=level, kind=kind, message=message,
                             stage=rec.stage if rec else None, attempt=rec.attempt if rec else None,
                             details={k: v for k, v in details.items() if v is not None}))
+        failed = self.alert_log.take_error()
+        if failed is not None:
+            # Not on disk: stop this pass before anything is marked done, so
+            # the alert is made again once the alerts file can be written.
+            raise failed
 
     def _report_problems(self) -> None:
         for p in self.store.problems:
@@ -720,6 +942,24 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
     return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
 
 
+_STORAGE_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m eagle3tui.supervisor.driver --config PATH [--set k=v]``: the detached driver."""
     ap = argparse.ArgumentParser(prog="eagle3tui-driver")
@@ -738,7 +978,7 @@ def main(argv: list[str] | None = None) -> int:
     # The detached driver gets the same dedup and [alerts] command as --watch.
     hub = build_hub(config)
     try:
-        return Driver(config, hub=hub).run(stop)
+        return Driver(config, hub=hub, keep_alive=True).run(stop)
     finally:
         hub.close()
 

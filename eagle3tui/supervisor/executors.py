@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Protocol
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.supervisor import slurm
 from eagle3tui.supervisor.launcher import WRAPPER, launch, stage_env
-from eagle3tui.supervisor.procs import signal_group
+from eagle3tui.supervisor.procs import is_alive, kill_run, signal_group
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.slurm_state import RESULT_GRACE_S, SLURM, short_duration
 
@@ -39,8 +39,11 @@ class Executor(Protocol):
     """What the driver needs from a place where stages run."""
 
     def launch(self, stage: StageConfig, store: RunStore, *, resume: bool,
-               resumed_from: int | None, trigger: str) -> RunRecord:
-        """Start one attempt; return its saved record (saved before any side effect)."""
+               resumed_from: int | None, trigger: str,
+               driver: dict[str, Any] | None = None) -> RunRecord:
+        """Start one attempt; return its saved record (saved before any side effect).
+
+        ``driver``: how the attempt's wrapper restarts a driver (keep-alive)."""
 
     def stop(self, rec: RunRecord) -> str:
         """Ask the attempt to stop (SIGTERM); returns what was done, for the alert."""
@@ -53,18 +56,25 @@ class LocalExecutor:
     """Stages on this host: detached under the stage wrapper, stopped by process group."""
 
     def launch(self, stage: StageConfig, store: RunStore, *, resume: bool,
-               resumed_from: int | None, trigger: str) -> RunRecord:
-        return launch(stage, store, resume=resume, resumed_from=resumed_from, trigger=trigger)
+               resumed_from: int | None, trigger: str,
+               driver: dict[str, Any] | None = None) -> RunRecord:
+        return launch(stage, store, resume=resume, resumed_from=resumed_from, trigger=trigger,
+                      driver=driver)
 
     def stop(self, rec: RunRecord) -> str:
-        if rec.pgid:
+        if is_alive(rec.wrapper_pid, rec.wrapper_create_time):
+            # The wrapper passes SIGTERM to the group and to descendants that left
+            # it, once each (a second SIGTERM can cut a stage's own clean-up
+            # short), and kills what is left after the grace even with no driver.
+            os.kill(rec.wrapper_pid, signal.SIGTERM)  # type: ignore[arg-type]
+        elif rec.pgid:
             signal_group(rec.pgid, signal.SIGTERM)
         return f"SIGTERM sent to process group {rec.pgid}"
 
     def kill(self, rec: RunRecord) -> bool:
-        if not rec.pgid:
-            return False
-        signal_group(rec.pgid, signal.SIGKILL)
+        # The group, and every process of the run that left it (the wrapper
+        # stays: it records the outcome once the tree is empty).
+        kill_run(rec.run_id, rec.pgid, spare=rec.wrapper_pid)
         return True
 
 
@@ -204,7 +214,9 @@ class SlurmExecutor:
 
     # -- launching ------------------------------------------------------------
     def launch(self, stage: StageConfig, store: RunStore, *, resume: bool,
-               resumed_from: int | None, trigger: str) -> RunRecord:
+               resumed_from: int | None, trigger: str,
+               driver: dict[str, Any] | None = None) -> RunRecord:
+        # ``driver`` is unused: a node of the cluster cannot start this host's driver.
         assert stage.slurm is not None, f"stage {stage.name} has no Slurm options"
         argv = stage.argv(resume=resume)
         log = Path(stage.log)

@@ -8,12 +8,18 @@ wrapper even when nobody is watching.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import psutil
 
 from eagle3tui.config import StageConfig
 from eagle3tui.supervisor.procs import create_time
@@ -41,16 +47,86 @@ def stage_env(stage: StageConfig, attempt: int) -> dict[str, str]:
     env.update(stage.env)
     env["EAGLE3TUI_STAGE"] = stage.name
     env["EAGLE3TUI_ATTEMPT"] = str(attempt)
+    # Not inherited from a driver's own environment: a stage's run id is its own.
+    env.pop("EAGLE3TUI_RUN_ID", None)
     return env
+
+
+def fallback_result_path(store: RunStore, stage: str, attempt: int) -> str:
+    """Where the wrapper writes the result when the state directory refuses it.
+
+    Outside the state directory (its filesystem may be full or read-only),
+    per user and per state directory so two pipelines never share a file.
+    """
+    key = hashlib.sha1(str(store.state_dir.resolve()).encode()).hexdigest()[:16]
+    base = Path(tempfile.gettempdir()) / f"eagle3tui-{os.getuid()}" / key
+    return str(base / stage / f"{attempt:04d}.result.json")
+
+
+def wrapper_argv(stage: StageConfig, store: RunStore, rec: RunRecord,
+                 driver: dict[str, Any] | None) -> list[str]:
+    """The wrapper's command line for ``rec`` (its prefix identifies the attempt)."""
+    argv = [sys.executable, "-I", str(WRAPPER), "--record", store.prefix(stage.name, rec.attempt),
+            "--grace", repr(float(stage.stop_grace_s)),
+            "--fallback", str(rec.extra.get("result_fallback") or "")]
+    if driver:
+        argv += ["--driver", json.dumps(driver)]
+    return [*argv, "--", *rec.argv]
+
+
+def ensure_keeper(state_dir: Path, driver: dict[str, Any]) -> None:
+    """Start the state directory's keeper unless one runs (see stagewrap.keep)."""
+    lock = Path(state_dir) / "keeper.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BlockingIOError:
+        return  # held: a keeper runs
+    finally:
+        os.close(fd)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EAGLE3TUI_")}
+    env["EAGLE3TUI_DRIVER_SPAWNED_BY"] = str(os.getpid())
+    proc = subprocess.Popen([sys.executable, "-I", str(WRAPPER), "--keep", str(state_dir),
+                             "--driver", json.dumps(driver)], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+    _wrappers.append(proc)
+
+
+def find_wrapper(prefix: str) -> int | None:
+    """The pid of a live wrapper started for ``prefix``, found by its command line.
+
+    Used when a driver died between starting the wrapper and saving its pid:
+    the attempt is then running and must not be launched again.
+    """
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = p.info.get("cmdline") or []
+        if str(WRAPPER) in cmd and "--record" in cmd:
+            i = cmd.index("--record")
+            if i + 1 < len(cmd) and cmd[i + 1] == prefix:
+                try:
+                    if p.status() != psutil.STATUS_ZOMBIE:
+                        return p.pid
+                except psutil.Error:
+                    continue
+    return None
 
 
 def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
            resumed_from: int | None = None, trigger: str = "user",
-           wait_started: float = 10.0) -> RunRecord:
+           wait_started: float = 10.0, driver: dict[str, Any] | None = None) -> RunRecord:
     """Start one attempt of ``stage`` detached; return its saved record.
 
     The record is saved before the process starts, so a supervisor that dies
-    half-way leaves an attempt that is reported as lost rather than nothing.
+    half-way leaves an attempt that ``resume_interrupted`` finishes launching
+    (or that is reported as lost), never nothing. ``driver`` tells the wrapper
+    how to start a driver when none runs (see stagewrap.py).
     """
     argv = stage.argv(resume=resume)
     log = Path(stage.log)
@@ -58,6 +134,9 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
     store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
     rec = store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
                            resume=resume, resumed_from=resumed_from, trigger=trigger)
+    rec.extra["result_fallback"] = fallback_result_path(store, stage.name, rec.attempt)
+    if driver:
+        rec.extra["driver"] = driver
     with open(log, "ab") as f:
         stamp = datetime.now().astimezone().isoformat(timespec="seconds")
         what = f"resume of attempt {resumed_from}" if resume and resumed_from else "start"
@@ -66,8 +145,39 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
         # The attempt's output starts after our header line.
         rec.log_offset = f.tell()
     rec.launched_at = time.time()
+    # Write-ahead: the attempt exists on disk before any process does.
     store.save(rec)
+    return _start_wrapper(stage, store, rec, wait_started)
+
+
+def resume_interrupted(stage: StageConfig, store: RunStore, rec: RunRecord,
+                       wait_started: float = 10.0) -> RunRecord | None:
+    """Finish a launch a dead driver left half-done; None when there is nothing to do.
+
+    An attempt whose record was saved but whose wrapper pid was not is either
+    running (its wrapper is found by command line, and adopted) or never
+    started (it is started now, as the same attempt). Launch is idempotent per
+    (stage, attempt): this never creates a second process for one attempt.
+    """
+    if rec.wrapper_pid is not None or rec.pid is not None or rec.finished or rec.error:
+        return None
     prefix = store.prefix(stage.name, rec.attempt)
+    if Path(prefix + ".started.json").exists() or Path(prefix + ".result.json").exists():
+        return None
+    pid = find_wrapper(prefix)
+    if pid is not None:
+        rec.wrapper_pid = pid
+        rec.wrapper_create_time = create_time(pid)
+        store.save(rec)
+        return rec
+    _append(Path(rec.log), f"[eagle3tui] the driver died before attempt {rec.attempt} started; "
+                           "starting it now\n")
+    return _start_wrapper(stage, store, rec, wait_started)
+
+
+def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
+                   wait_started: float) -> RunRecord:
+    log = Path(rec.log)
     if not stage.cwd.is_dir():
         rec.error = f"working directory {stage.cwd} does not exist"
         rec.exit_code = 127
@@ -75,10 +185,12 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
         _append(log, f"[eagle3tui] cannot start: {rec.error}\n")
         store.save(rec)
         return rec
+    env = stage_env(stage, rec.attempt)
+    env["EAGLE3TUI_RUN_ID"] = rec.run_id
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(WRAPPER), "--record", prefix, "--", *argv],
-            cwd=str(stage.cwd), env=stage_env(stage, rec.attempt), stdin=subprocess.DEVNULL,
+            wrapper_argv(stage, store, rec, rec.extra.get("driver")),
+            cwd=str(stage.cwd), env=env, stdin=subprocess.DEVNULL,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
         )
     rec.wrapper_pid = proc.pid
@@ -101,5 +213,8 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
 
 
 def _append(log: Path, text: str) -> None:
-    with open(log, "ab") as f:
-        f.write(text.encode("utf-8", "replace"))
+    try:
+        with open(log, "ab") as f:
+            f.write(text.encode("utf-8", "replace"))
+    except OSError:
+        pass

@@ -44,6 +44,22 @@ class DriverLock:
         }, fsync=False)
         return True
 
+    def still_held(self) -> bool:
+        """False once ``driver.lock`` on disk is no longer the file we locked.
+
+        Deleting the state directory (or the lock file) under a live driver
+        would otherwise let a second driver lock a new file and run the same
+        stages again.
+        """
+        if self.fd is None:
+            return False
+        try:
+            mine = os.fstat(self.fd)
+            there = os.stat(self.path)
+        except OSError:
+            return False
+        return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
         if self.fd is not None:
             try:

@@ -70,6 +70,40 @@ def wait_group_gone(pgid: int, timeout: float) -> bool:
     return not group_alive(pgid)
 
 
+def run_processes(run_id: str, spare: int | None = None) -> list[int]:
+    """Live processes carrying ``EAGLE3TUI_RUN_ID=run_id`` (set by the launcher), but ``spare``.
+
+    Finds a stage's processes that left its process group (``setsid``), even
+    after the wrapper that could have found them by parentage is gone.
+    """
+    me = os.getpid()
+    out = []
+    for p in psutil.process_iter():
+        if p.pid in (me, spare):
+            continue
+        try:
+            if p.environ().get("EAGLE3TUI_RUN_ID") == run_id and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p.pid)
+        except (psutil.Error, OSError):
+            continue
+    return out
+
+
+def kill_run(run_id: str, pgid: int | None, spare: int | None = None,
+             sig: int = signal.SIGKILL) -> int:
+    """Send ``sig`` to a stage's group and to every process of its run; how many got it."""
+    n = 0
+    if pgid:
+        n += signal_group(pgid, sig)
+    for pid in run_processes(run_id, spare):
+        try:
+            os.kill(pid, sig)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
 def signal_name(sig: int | None) -> str | None:
     if sig is None:
         return None

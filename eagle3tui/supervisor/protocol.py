@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from typing import Any
@@ -24,21 +25,30 @@ from eagle3tui.supervisor.lock import lock_held
 COMMANDS_DIR = "commands"
 REPLIES_DIR = "replies"
 
-_spawned: list[subprocess.Popen[bytes]] = []
+def driver_argv(config: PipelineConfig) -> list[str]:
+    """The command line of a detached driver for ``config``."""
+    argv = [sys.executable, "-m", "eagle3tui.supervisor.driver", "--config", str(config.path)]
+    for k, v in config.overrides.items():
+        argv += ["--set", f"{k}={v}"]
+    return argv
+
+
+def driver_spec(config: PipelineConfig) -> dict[str, Any]:
+    """What a stage wrapper needs to start a driver when none runs (see stagewrap.py)."""
+    return {"argv": driver_argv(config), "cwd": str(config.path.parent),
+            "lock": str(config.state_dir / "driver.lock"),
+            "log": str(config.state_dir / "driver.log")}
 
 
 def spawn_driver(config: PipelineConfig) -> None:
     """Start a detached driver for ``config`` (it exits at once if one already runs)."""
-    _spawned[:] = [p for p in _spawned if p.poll() is None]
-    argv = [sys.executable, "-m", "eagle3tui.supervisor.driver", "--config", str(config.path)]
-    for k, v in config.overrides.items():
-        argv += ["--set", f"{k}={v}"]
     config.state_dir.mkdir(parents=True, exist_ok=True)
     with open(config.state_dir / "driver.log", "ab") as log:
-        proc = subprocess.Popen(argv, cwd=str(config.path.parent), stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                close_fds=True)
-    _spawned.append(proc)
+        proc = subprocess.Popen(driver_argv(config), cwd=str(config.path.parent),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True)
+    # Reap it whenever it exits, so a long-lived front end (the TUI) keeps no zombie.
+    threading.Thread(target=proc.wait, daemon=True, name=f"reap driver {proc.pid}").start()
 
 
 def ensure_driver(config: PipelineConfig) -> bool:
@@ -56,7 +66,10 @@ def send_command(config: PipelineConfig, op: str, stages: list[str] | None = Non
     cdir.mkdir(parents=True, exist_ok=True)
     # Names sort by time, so the driver runs commands in the order they were sent.
     name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
-    atomic_write_json(cdir / name, {"op": op, "stages": list(stages or []), **extra}, fsync=False)
+    # The sender's --set values travel with the command: a driver started with
+    # other values reloads with these (and says so) rather than ignoring them.
+    atomic_write_json(cdir / name, {"op": op, "stages": list(stages or []),
+                                    "overrides": dict(config.overrides), **extra}, fsync=False)
     reply_path = cdir / REPLIES_DIR / name
     deadline = time.monotonic() + timeout
     next_spawn = 0.0

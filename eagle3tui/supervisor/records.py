@@ -7,8 +7,15 @@ Layout under the state directory::
     runs/<stage>/<attempt>.result.json   written by the wrapper when the stage ends
 
 The wrapper's files are merged into the record when read, so the outcome is
-known even if no supervisor was alive when the stage ended. A corrupt or
-half-written file is reported in ``RunStore.problems`` and skipped.
+known even if no supervisor was alive when the stage ended. When the state
+directory refused the result (full, read-only), it is found in the reserved
+file, the fallback file outside the state directory, or the log's marker line.
+
+A corrupt or half-written record is reported in ``RunStore.problems``. The
+newest attempt is never skipped for being unreadable: ``latest`` then returns
+a stand-in built from the wrapper's files (``extra["unreadable"]``), so an
+unreadable record can never make a running or finished stage look pending
+and be launched a second time.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
+from eagle3tui.supervisor.procs import is_alive
+
+# The wrapper's last-resort line in the stage log (see stagewrap.RESULT_MARKER).
+RESULT_MARKER = b"[eagle3tui] result "
 
 
 @dataclass
@@ -108,15 +119,35 @@ class RunStore:
         return rec
 
     def latest(self, stage: str) -> RunRecord | None:
-        """The newest readable attempt, reading no older record than needed."""
+        """The newest attempt; a stand-in record when its file cannot be read."""
         d = self.stage_dir(stage)
         if not d.is_dir():
             return None
-        for p in sorted(d.glob("[0-9][0-9][0-9][0-9].json"), reverse=True):
-            rec = self._load(p)
-            if rec is not None:
-                return rec
-        return None
+        paths = sorted(d.glob("[0-9][0-9][0-9][0-9].json"), reverse=True)
+        if not paths:
+            return None
+        rec = self._load(paths[0])
+        if rec is None:
+            return self._stand_in(stage, int(paths[0].name[:4]), paths[0])
+        return rec
+
+    def _stand_in(self, stage: str, attempt: int, path: Path) -> RunRecord:
+        """A record for an attempt whose file is unreadable, from the wrapper's files.
+
+        It is running when its wrapper's started file names a live process,
+        finished with the wrapper's exit code when the result exists, and
+        otherwise failed with the reason. Drivers never act on it except to
+        follow and stop it: it is not finalized, retried or saved over.
+        """
+        rec = RunRecord(stage=stage, attempt=attempt, run_id=f"unreadable-{attempt:04d}",
+                        argv=[], cwd="", log="",
+                        extra={"unreadable": f"{path}: the run record cannot be read"})
+        self.merge_wrapper_files(rec)
+        rec.launched_at = rec.started_at or 0.0
+        if rec.pid is None and not rec.finished:
+            rec.error = (f"unreadable run record {path}; nothing shows the attempt ran. "
+                         "Move the file away and use restart.")
+        return rec
 
     def next_attempt(self, stage: str) -> int:
         d = self.stage_dir(stage)
@@ -135,28 +166,59 @@ class RunStore:
         """Fold the wrapper's started/result files into ``rec``; True if anything changed."""
         changed = False
         prefix = self.prefix(rec.stage, rec.attempt)
-        if rec.pid is None:
+        if rec.pid is None or (rec.wrapper_pid is None and rec.ended_at is None):
             started = self._read_optional(prefix + ".started.json")
-            if started:
+            if started and rec.pid is None:
                 rec.pid = started.get("pid")
                 rec.pgid = started.get("pgid")
                 rec.create_time = started.get("create_time")
                 rec.started_at = started.get("started_at")
                 changed = True
+            if started and rec.wrapper_pid is None and started.get("wrapper_create_time") is not None:
+                # A driver died before saving the wrapper's pid: the wrapper said it itself.
+                rec.wrapper_pid = started.get("wrapper_pid")
+                rec.wrapper_create_time = started.get("wrapper_create_time")
+                changed = True
         if rec.ended_at is None:
-            result = self._read_optional(prefix + ".result.json")
+            result = self._find_result(rec, prefix)
             if result:
                 rec.exit_code = result.get("exit_code")
                 rec.signal = result.get("signal")
                 rec.ended_at = result.get("ended_at")
                 if result.get("error") and not rec.error:
                     rec.error = result["error"]
+                if result.get("killed_after_grace"):
+                    rec.extra["wrapper_killed_after_grace"] = True
+                if result.get("write_errors"):
+                    rec.extra["result_write_errors"] = list(result["write_errors"])
                 changed = True
         return changed
 
-    def _read_optional(self, path: str) -> dict[str, Any] | None:
+    def _find_result(self, rec: RunRecord, prefix: str) -> dict[str, Any] | None:
+        """The wrapper's result, wherever the wrapper managed to put it."""
+        result = self._read_optional(prefix + ".result.json")
+        if result:
+            return result
+        # Reserved in advance and written in place when a rename was refused.
+        reserved = self._read_optional(prefix + ".result.json.reserve", blank_ok=True)
+        if reserved:
+            return reserved
+        fallback = rec.extra.get("result_fallback")
+        if fallback:
+            result = self._read_optional(str(fallback))
+            if result:
+                return result
+        if rec.wrapper_pid and rec.log and not is_alive(rec.wrapper_pid, rec.wrapper_create_time):
+            return _result_from_log(rec.log, rec.log_offset)
+        return None
+
+    def _read_optional(self, path: str, blank_ok: bool = False) -> dict[str, Any] | None:
         try:
-            data = _read_json(Path(path))
+            with open(path, "rb") as f:
+                raw = f.read()
+            if blank_ok and not raw.strip():
+                return None  # a reserve not written yet
+            data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, UnicodeDecodeError) as e:
@@ -167,3 +229,24 @@ class RunStore:
     def _problem(self, text: str) -> None:
         if text not in self.problems:
             self.problems.append(text)
+
+
+def _result_from_log(log: str, offset: int) -> dict[str, Any] | None:
+    """The wrapper's result marker line from the end of the attempt's log, if any."""
+    try:
+        with open(log, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            start = max(offset, size - 65536)
+            f.seek(start)
+            tail = f.read()
+    except OSError:
+        return None
+    at = tail.rfind(RESULT_MARKER)
+    if at < 0:
+        return None
+    line = tail[at + len(RESULT_MARKER):].split(b"\n", 1)[0]
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and "ended_at" in data else None

@@ -96,13 +96,17 @@ class StageWatch:
         # (they show these kinds and never classify lines themselves).
         self.verdicts_path = Path(prefix + ".verdicts.jsonl")
         self._report_until = 0  # last line of the launcher report being read, if any
+        self.log_path = rec.log
+        self._truncated_unseen = False
         self.alerted_line = self._load_seen()
+        # Lines processed but not yet known to be durably alerted (see commit_seen).
+        self._pending_line = 0
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
         self._ready_hit = False
         self.monitor = StageLogMonitor(
-            rec.log, offset=rec.log_offset, rules=rules, stage=stage.name,
+            rec.log, offset=0 if self._truncated_unseen else rec.log_offset, rules=rules, stage=stage.name,
             # Without an estimate, the median of this stage's past durations.
             estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
             drift_threshold=config.drift_threshold, phase_estimates=stage.phases,
@@ -129,9 +133,21 @@ class StageWatch:
     # -- persistence of what was already alerted --------------------------
     def _load_seen(self) -> int:
         try:
-            return int(json.loads(self.seen_path.read_text()).get("alerted_line", 0))
-        except (OSError, ValueError, AttributeError):
+            data = json.loads(self.seen_path.read_text())
+            line = int(data.get("alerted_line", 0))
+        except (OSError, ValueError, AttributeError, TypeError):
             return 0
+        # The mark counts lines of the file as it was. Truncated (copytruncate)
+        # or replaced since: those numbers now name other lines, start over.
+        try:
+            st = Path(self.log_path).stat()
+        except OSError:
+            return line
+        if data.get("ino") not in (None, st.st_ino) or st.st_size < int(data.get("size", 0)):
+            # The attempt's output now starts at the file's start, too.
+            self._truncated_unseen = True
+            return 0
+        return line
 
     def _load_fatal(self) -> dict[str, Any] | None:
         # A driver that reattaches must know the attempt already failed once,
@@ -142,22 +158,50 @@ class StageWatch:
             return None
         return fatal if isinstance(fatal, dict) else None
 
-    def _save_seen(self, line: int) -> None:
-        if line > self.alerted_line:
-            self.alerted_line = line
-            self._write_seen()
+    def commit_seen(self, held_from: int | None = None) -> None:
+        """Mark the lines processed so far as alerted, once their alerts are durable.
+
+        The driver calls this after writing the alerts ``poll`` returned;
+        ``held_from`` is the first line whose alert the hub still holds in
+        memory (a merge window), and the mark stops before it.
+        """
+        line = self._pending_line
+        if held_from is not None:
+            line = min(line, held_from - 1)
+        if line <= self.alerted_line:
+            return
+        self.alerted_line = line
+        self._write_seen()
 
     def _write_seen(self) -> None:
+        """The mark, the file it counts lines of, and the attempt's first fatal event."""
         doc: dict[str, Any] = {"alerted_line": self.alerted_line}
+        try:
+            st = Path(self.log_path).stat()
+            doc.update(ino=st.st_ino, size=self.monitor.offset)
+        except (OSError, AttributeError):  # no monitor yet: the mark alone
+            pass
         if self.first_fatal is not None:
             doc["fatal"] = self.first_fatal
-        atomic_write_json(self.seen_path, doc, fsync=False)
+        atomic_write_json(self.seen_path, doc, fsync=True)
+
+    def _reset_seen(self) -> None:
+        try:
+            atomic_write_json(self.seen_path, {"alerted_line": 0}, fsync=True)
+        except OSError:
+            pass
 
     # -- polling -------------------------------------------------------------
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
         self._now = now
+        resets = self.monitor.follower.resets
         events = self.monitor.poll(now)
+        if self._truncated_unseen or self.monitor.follower.resets != resets:
+            # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
+            self._truncated_unseen = False
+            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule="log-reset",
+                                      text=f"{self.log_path} was truncated or replaced"))
         if self._stalled_at is not None and (self.monitor.last_output_at or 0) > self._stalled_at:
             self._stalled_at = None  # output resumed
         out = self._to_alerts(events)
@@ -221,6 +265,16 @@ class StageWatch:
         verdicts: list[dict[str, Any]] = []
         last_line = 0
         for ev in events:
+            if ev.rule == "log-reset":
+                # copytruncate or a new file: line numbers restart, so does the mark.
+                self.alerted_line = 0
+                self._pending_line = 0
+                last_line = 0
+                self._reset_seen()
+                out.append(("warning", "log-truncated",
+                            f"{self.log_path} was truncated or replaced; following it from its "
+                            "start (line numbers restart)", {"rule": "log-reset"}))
+                continue
             after_stop = self._after_stop(ev)
             if ev.rule and not after_stop:
                 self.rules_seen.add(ev.rule)
@@ -228,9 +282,10 @@ class StageWatch:
             last_line = max(last_line, end)
             if ev.kind == "fatal" and not live and not after_stop:
                 self._note_fatal(ev)
-            # Lines an earlier driver already reported are not reported again;
-            # stall verdicts are about now, not about a line.
-            if not live and end <= self.alerted_line:
+            # Lines an earlier driver already reported are not reported again
+            # (or that this watch already handed to the driver); stall
+            # verdicts are about now, not about a line.
+            if not live and end <= max(self.alerted_line, self._pending_line):
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
                 verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
@@ -242,7 +297,7 @@ class StageWatch:
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
-            self._save_seen(last_line)
+            self._pending_line = max(self._pending_line, last_line)
         return out
 
     def _in_launcher_report(self, ev: LogEvent) -> bool:

@@ -6,15 +6,36 @@ create time, pgid), waits, and writes ``<record>.result.json`` (exit code or
 signal, end time) atomically. So an exit code is recorded even when no
 supervisor is alive at the moment the stage ends.
 
-The wrapper ignores SIGHUP and SIGINT (an SSH hang-up must not end it) and
-passes SIGTERM on to the stage's group: stopping is done by signalling the
-stage's group, which leaves the wrapper free to record the outcome.
+What else it guarantees, and why:
+
+* **Every descendant ends with the stage.** The wrapper is a child subreaper
+  (``prctl(PR_SET_CHILD_SUBREAPER)``), so a process the stage started that
+  left its process group (``setsid``, ``setpgid``, a double fork) re-parents
+  to the wrapper instead of init, and can still be found. On SIGTERM (a stop)
+  the wrapper passes SIGTERM to the stage's group and every descendant of the
+  run; once the main process has ended, whatever is left gets SIGTERM, then
+  SIGKILL after the grace period, and the result is written only when the
+  run's tree is empty. A GPU worker that ignores SIGTERM cannot outlive a stop.
+* **The exit code survives a full or read-only state directory.** Before the
+  stage starts, the wrapper reserves the result file (``.result.json.reserve``,
+  pre-sized and fsynced), so the result can be written into blocks that are
+  already allocated; failing that it goes to a fallback file outside the state
+  directory, and always to the stage's log as a marker line.
+* **A driver runs while the stage runs and when it ends.** Every few seconds,
+  and when the stage ends, the wrapper checks the driver lock and starts a
+  driver if none holds it, so a driver killed at 3 a.m. does not leave the
+  pipeline waiting for a human.
+
+The wrapper ignores SIGHUP and SIGINT (an SSH hang-up must not end it).
 """
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -24,25 +45,295 @@ import time
 # imports nothing from eagle3tui: the stage's environment (PYTHONPATH, cwd)
 # can never break the wrapper.
 
+PR_SET_CHILD_SUBREAPER = 36
+RESERVE_BYTES = 4096
+# The driver escalates at the grace period; the wrapper waits a little longer,
+# so with a driver alive the driver acts (and alerts), without one the wrapper does.
+WRAPPER_GRACE_SLACK_S = 2.0
+DRIVER_CHECK_S = 5.0
+RESULT_MARKER = "[eagle3tui] result "
+# Set in the environment of a driver the wrapper starts: that driver and what it
+# launches are not part of this run, even though they descend from the wrapper.
+DRIVER_ENV = "EAGLE3TUI_DRIVER_SPAWNED_BY"
+
 
 def atomic_write_json(path: str, obj: object) -> None:
     tmp = f"{path}.{os.getpid()}.partial"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux >= 3.4)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reserve(path: str) -> str | None:
+    """Pre-allocate ``path`` so the result can be written on a full disk; the error if not."""
+    try:
+        with open(path, "wb") as f:
+            f.write(b" " * RESERVE_BYTES)
+            f.flush()
+            os.fsync(f.fileno())
+        return None
+    except OSError as e:
+        return f"cannot reserve {path}: {e.strerror or e}"
+
+
+def write_result(prefix: str, result: dict[str, object], fallback: str | None) -> list[str]:
+    """Record ``result`` durably; returns the errors met on the way (empty when clean).
+
+    Order: a normal atomic write; else overwrite the reserved file in place
+    (its blocks exist) and rename it; else the fallback path. The result is
+    also printed to the stage log by the caller, the last resort.
+    """
+    path = prefix + ".result.json"
+    reserved = path + ".reserve"
+    errors: list[str] = []
+    try:
+        atomic_write_json(path, result)
+        try:
+            os.unlink(reserved)
+        except OSError:
+            pass
+        return errors
+    except OSError as e:
+        errors.append(f"{path}: {e.strerror or e}")
+    result = dict(result, write_errors=list(errors))
+    data = json.dumps(result).encode()
+    if len(data) <= RESERVE_BYTES:
+        try:
+            fd = os.open(reserved, os.O_WRONLY)
+            try:
+                # JSON allows trailing spaces: the padding of the reserve stays.
+                os.pwrite(fd, data, 0)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(reserved, path)
+            return errors
+        except OSError as e:
+            errors.append(f"{reserved}: {e.strerror or e}")
+    if fallback:
+        try:
+            os.makedirs(os.path.dirname(fallback), exist_ok=True)
+            atomic_write_json(fallback, dict(result, write_errors=list(errors)))
+            errors.append(f"result written to {fallback}")
+        except OSError as e:
+            errors.append(f"{fallback}: {e.strerror or e}")
+    return errors
+
+
+def _env_of(proc: object) -> dict[str, str] | None:
+    try:
+        return proc.environ()  # type: ignore[attr-defined, no-any-return]
+    except Exception:  # noqa: BLE001 - gone, or not ours to read
+        return None
+
+
+def run_members(run_id: str | None, pgid: int) -> list[int]:
+    """Pids of the live descendants that belong to this run (never the wrapper).
+
+    A descendant belongs to the run when it carries the run's id in its
+    environment, or sits in the stage's process group, or descends from the
+    stage with its environment scrubbed. A driver this wrapper started, and
+    the stages that driver launched, carry their own markers and are left alone.
+    """
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return []
+    try:
+        kids = psutil.Process(os.getpid()).children(recursive=True)
+    except psutil.Error:
+        return []
+    out = []
+    for p in kids:
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                continue
+            in_group = os.getpgid(p.pid) == pgid
+        except (psutil.Error, OSError):
+            continue
+        env = _env_of(p)
+        if in_group:
+            out.append(p.pid)
+        elif env is None:
+            continue
+        elif "EAGLE3TUI_RUN_ID" in env:
+            if run_id and env["EAGLE3TUI_RUN_ID"] == run_id:
+                out.append(p.pid)
+        elif DRIVER_ENV not in env:
+            out.append(p.pid)
+    return out
+
+
+def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
+    """Send ``sig`` to the stage's group and every descendant of the run; how many got it."""
+    n = 0
+    try:
+        os.killpg(pgid, sig)
+        n += 1
+    except OSError:
+        pass
+    for pid in run_members(run_id, pgid):
+        try:
+            os.kill(pid, sig)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def driver_lock_held(lock_path: str) -> bool:
+    """True when some process holds the driver's flock (or we cannot tell)."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+class DriverKeeper:
+    """Starts a driver when none holds the lock, with a back-off if it keeps dying."""
+
+    def __init__(self, spec: dict[str, object] | None) -> None:
+        self.spec = spec
+        self.next_check = 0.0
+        self.backoff = DRIVER_CHECK_S
+        self.spawned: list[subprocess.Popen[bytes]] = []
+
+    def check(self, now: float) -> None:
+        if not self.spec or now < self.next_check:
+            return
+        self.next_check = now + self.backoff
+        if driver_lock_held(str(self.spec["lock"])):
+            self.backoff = DRIVER_CHECK_S
+            return
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EAGLE3TUI_")}
+        env[DRIVER_ENV] = str(os.getpid())
+        try:
+            with open(str(self.spec["log"]), "ab") as log:
+                log.write(f"[stagewrap {os.getpid()}] no driver holds the lock: starting one\n"
+                          .encode())
+                self.spawned.append(subprocess.Popen(
+                    [str(a) for a in self.spec["argv"]],  # type: ignore[attr-defined]
+                    cwd=str(self.spec["cwd"]), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True, close_fds=True))
+        except OSError:
+            pass
+        # A driver that dies at once (a broken config) is retried ever more slowly.
+        self.backoff = min(self.backoff * 2, 300.0)
+        for p in self.spawned:
+            p.poll()  # reap the ones that ended
+
+
+IDLE_MARKER = "driver.idle"
+
+
+def keep(state_dir: str, spec: dict[str, object]) -> int:
+    """``--keep``: one per state directory; restarts the driver until it exits idle.
+
+    Covers the moments no stage wrapper runs (between stages, a retry's
+    back-off): a driver killed then would otherwise leave the pipeline
+    waiting for a human. A driver that ends because nothing is left to do,
+    or because it was asked to (SIGTERM), writes ``driver.idle``; then the
+    keeper exits too.
+    """
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        fd = os.open(os.path.join(state_dir, "keeper.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another keeper runs (or the directory is gone)
+    try:
+        atomic_write_json(os.path.join(state_dir, "keeper.json"), {"pid": os.getpid()})
+    except OSError:
+        pass
+    keeper = DriverKeeper(spec)
+    keeper.backoff = 1.0
+    argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
+    config = argv[argv.index("--config") + 1] if "--config" in argv else None
+    failures = 0
+    while True:
+        time.sleep(0.5)
+        if not os.path.isdir(state_dir) or (config and not os.path.exists(config)):
+            return 0  # the pipeline is gone
+        if driver_lock_held(str(spec["lock"])):
+            keeper.backoff = 1.0
+            continue
+        if os.path.exists(os.path.join(state_dir, IDLE_MARKER)):
+            return 0
+        # Drivers that fail on their own (an invalid config: exit 2) are not
+        # restarted forever; drivers killed by a signal are exactly what we are for.
+        failures = failures + 1 if any((p.returncode or 0) > 0 for p in keeper.spawned) else 0
+        keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
+        if failures >= 5:
+            return 1
+        keeper.check(time.monotonic())
+
+
+def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
+    if "--" not in args:
+        return None
+    cut = args.index("--")
+    opts, cmd = args[:cut], args[cut + 1:]
+    if len(opts) % 2 or not cmd:
+        return None
+    parsed = dict(zip(opts[::2], opts[1::2]))
+    if "--record" not in parsed or any(not k.startswith("--") for k in parsed):
+        return None
+    return parsed, cmd
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 3 or args[0] != "--record" or "--" not in args:
-        print("usage: python -I stagewrap.py --record PREFIX -- ARGV...", file=sys.stderr)
+    if len(args) == 4 and args[0] == "--keep" and args[2] == "--driver":
+        return keep(args[1], json.loads(args[3]))
+    parsed = _parse(args)
+    if parsed is None:
+        print("usage: python -I stagewrap.py --record PREFIX [--grace S] [--fallback PATH] "
+              "[--driver JSON] -- ARGV...", file=sys.stderr)
         return 2
-    prefix = args[1]
-    cmd = args[args.index("--") + 1:]
+    opts, cmd = parsed
+    prefix = opts["--record"]
+    grace = float(opts.get("--grace", "30"))
+    fallback = opts.get("--fallback")
+    keeper = DriverKeeper(json.loads(opts["--driver"]) if "--driver" in opts else None)
+    run_id = os.environ.get("EAGLE3TUI_RUN_ID")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stop_at: list[float] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop_at.append(time.monotonic()) if not stop_at else None)
+    subreaper = become_subreaper()
+    reserve_error = reserve(prefix + ".result.json.reserve")
     try:
         # New session for the stage too: its pgid is its pid, so stopping the
         # stage signals exactly the stage's tree and never the wrapper.
@@ -51,42 +342,99 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         # Show the reason in the stage log (our stdout) and record exit 127 like a shell.
         print(f"eagle3tui: cannot start {cmd[0]!r}: {e.strerror or e}", flush=True)
-        atomic_write_json(prefix + ".result.json", {
-            "exit_code": 127, "signal": None, "ended_at": time.time(),
-            "error": f"cannot start {cmd[0]!r}: {e.strerror or e}",
-        })
+        result: dict[str, object] = {"exit_code": 127, "signal": None, "ended_at": time.time(),
+                                     "error": f"cannot start {cmd[0]!r}: {e.strerror or e}"}
+        write_result(prefix, result, fallback)
+        print(RESULT_MARKER + json.dumps(result), flush=True)
         return 127
+    pgid = child.pid
     try:
         import psutil
 
         created = psutil.Process(child.pid).create_time()
+        wrapper_created = psutil.Process().create_time()
     except Exception:  # psutil missing or the child already gone
-        created = None
-    atomic_write_json(prefix + ".started.json", {
-        "pid": child.pid, "pgid": child.pid, "create_time": created,
-        "wrapper_pid": os.getpid(), "started_at": time.time(),
-    })
+        created = wrapper_created = None
+    # The wrapper's own identity too: a driver killed before saving the
+    # wrapper's pid must still see the wrapper alive while it cleans up.
+    started = {"pid": child.pid, "pgid": pgid, "create_time": created,
+               "wrapper_pid": os.getpid(), "wrapper_create_time": wrapper_created,
+               "started_at": time.time(), "subreaper": subreaper}
+    if reserve_error:
+        started["reserve_error"] = reserve_error
+    try:
+        atomic_write_json(prefix + ".started.json", started)
+    except OSError as e:
+        print(f"[eagle3tui] cannot write {prefix}.started.json: {e.strerror or e}", flush=True)
 
-    def forward(signum: int, _frame: object) -> None:
-        try:
-            os.killpg(child.pid, signum)
-        except ProcessLookupError:
-            pass
-
-    signal.signal(signal.SIGTERM, forward)
+    # Signals wake the loop through a pipe, so waiting needs no busy polling.
+    rfd, wfd = os.pipe()
+    os.set_blocking(wfd, False)
+    signal.set_wakeup_fd(wfd)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    rc: int | None = None
+    term_sent_at: float | None = None
+    killed = False
     while True:
+        # Reap everything that ended: the stage, and orphans re-parented to us.
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid == child.pid:
+                rc = os.waitstatus_to_exitcode(status)
+        now = time.monotonic()
+        if stop_at and term_sent_at is None:
+            term_sent_at = now
+            signal_members(run_id, pgid, signal.SIGTERM)
+        if rc is not None:
+            left = run_members(run_id, pgid)
+            if not left:
+                break
+            if term_sent_at is None:
+                # The stage ended but left processes behind: they end with it.
+                term_sent_at = now
+                signal_members(run_id, pgid, signal.SIGTERM)
+        timeout = DRIVER_CHECK_S
+        if term_sent_at is not None:
+            kill_at = term_sent_at + grace + WRAPPER_GRACE_SLACK_S
+            if now >= kill_at:
+                if signal_members(run_id, pgid, signal.SIGKILL):
+                    killed = True
+                timeout = 0.1
+            else:
+                timeout = min(timeout, max(0.05, kill_at - now), 0.5)
+        if rc is None:
+            keeper.check(now)
         try:
-            rc = child.wait()
-            break
+            ready, _, _ = select.select([rfd], [], [], timeout)
         except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-            continue
+            ready = []
+        if ready:
+            try:
+                os.read(rfd, 512)
+            except BlockingIOError:
+                pass
+    assert rc is not None
     result = {
         "exit_code": rc if rc >= 0 else None,
         "signal": -rc if rc < 0 else None,
         "ended_at": time.time(),
     }
-    atomic_write_json(prefix + ".result.json", result)
+    if killed:
+        result["killed_after_grace"] = True
+    if stop_at:
+        result["stop_signalled"] = True
+    errors = write_result(prefix, result, fallback)
+    if errors:
+        # The last resort: the stage log, which the driver reads anyway.
+        print(RESULT_MARKER + json.dumps(dict(result, write_errors=errors)), flush=True)
     sys.stdout.flush()
+    keeper.next_check = 0.0
+    keeper.check(time.monotonic())
     # The stage's own status, as a shell reports it: under Slurm the wrapper is
     # the batch step, and Slurm's ExitCode/state (FAILED for exit 3) come from it.
     return rc if rc >= 0 else 128 - rc
