@@ -346,3 +346,42 @@ async def test_tui_shows_the_drivers_verdicts_and_classifies_nothing_itself(
         plain = [ln for ln in app.logview.model.lines if ln.text.startswith("step ")]
         assert plain and all(ln.kind == "" for ln in plain)
     assert calls == []
+
+
+# The real line of vLLM's tool-call parser failing one request
+# (https://github.com/vllm-project/vllm/issues/13473), printed every 0.3 s.
+PARSER_ERRORS = """
+import time
+while True:
+    print("ERROR 04-05 11:55:07 [hermes_tool_parser.py:110] Error in extracting tool call "
+          "from response.", flush=True)
+    time.sleep(0.3)
+"""
+
+
+async def test_teach_a_rule_from_the_log_pane(pipeline) -> None:
+    """/ finds the line, m marks it benign: the rule is written and applies to the running stage."""
+    cfg = pipeline({"serve": PARSER_ERRORS})
+    app = make_app(cfg)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.statuses, "the first state poll")
+        await pilot.press("s")
+        view = app.logview
+        await wait_for(pilot, lambda: any(ln.kind and ln.kind != "benign" for ln in view.model.lines),
+                       "the driver's verdict on the parser error (not benign yet)")
+        await pilot.press("slash")
+        for ch in "tool call":
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: view.marked is not None, "the search to mark a line")
+        await pilot.press("m")
+        rules_file = cfg.path.parent / "eagle3tui-rules.toml"
+        await wait_for(pilot, lambda: rules_file.exists(), "the learned-rules file")
+        text = rules_file.read_text()
+        assert 'id = "learned-benign-1"' in text and "Error in extracting tool call from response" in text
+        assert 'stages = ["serve"]' in text
+        # The driver reloads and judges the lines printed from now on with the rule.
+        marked_at = max(ln.no for ln in view.model.lines)
+        await wait_for(pilot, lambda: any(ln.no > marked_at + 3 and ln.kind == "benign"
+                                          for ln in view.model.lines),
+                       "later parser errors marked benign by the driver")

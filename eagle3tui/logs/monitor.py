@@ -303,6 +303,11 @@ class StageLogMonitor:
         self.stall.note_activity(self.started_at)
 
     # -- public -----------------------------------------------------------
+    def set_rules(self, rules: RuleSet) -> None:
+        """Judge the lines read from now on with ``rules`` (a rule taught or edited meanwhile)."""
+        self.rules = rules
+        self._templates = None  # its remembered meanings were judged with the old rules
+
     @property
     def offset(self) -> int:
         """Bytes of the log consumed (pass back in after a restart)."""

@@ -99,8 +99,8 @@ class Driver:
         # Stage wrappers start a driver when none runs (see stagewrap.py); off
         # for drivers embedded in tests and benchmarks, which end on purpose.
         self.keep_alive = keep_alive
-        self._config_stamp = _file_stamp(config.path)
-        self._config_digest = _file_digest(config.path)
+        self._config_stamp = self._config_files_stamp()
+        self._config_digest = self._config_files_digest()
         self._config_rejected: str | None = None
         # The last reload's note, told once to the next command's sender too.
         self._reload_note: str | None = None
@@ -838,11 +838,11 @@ class Driver:
 
     def _check_config(self) -> None:
         """Reload the configuration file when it changed, and say so (or why not)."""
-        stamp = _file_stamp(self.config.path)
+        stamp = self._config_files_stamp()
         if stamp == self._config_stamp:
             return
         self._config_stamp = stamp
-        digest = _file_digest(self.config.path)
+        digest = self._config_files_digest()
         if digest == self._config_digest:
             return
         note = self._reload(self.config.overrides, digest)
@@ -850,6 +850,16 @@ class Driver:
         if note:
             level = "warning" if note.startswith("refused") else "info"
             self._alert(level, "config-reloaded" if level == "info" else "config-not-reloaded", note)
+
+    def _config_files(self) -> list[Path]:
+        """pipeline.toml and its learned-rules file: an edit of either reloads."""
+        return [self.config.path] + ([self.config.learned_rules] if self.config.learned_rules else [])
+
+    def _config_files_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        return tuple(_file_stamp(p) for p in self._config_files())
+
+    def _config_files_digest(self) -> str:
+        return "/".join(str(_file_digest(p)) for p in self._config_files())
 
     def _adopt_overrides(self, cmd: dict[str, Any]) -> str | None:
         """A command sent with other --set values (or after an edit): reload with them."""
@@ -859,7 +869,7 @@ class Driver:
         if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
             return note
         return self._reload({str(k): str(v) for k, v in overrides.items()},
-                            _file_digest(self.config.path))
+                            self._config_files_digest())
 
     def _reload(self, overrides: dict[str, str], digest: str | None) -> str | None:
         """Load the configuration again; a note for the user, "refused: ..." on failure."""
@@ -882,11 +892,14 @@ class Driver:
                     "configuration; stop them first, then edit the file")
         self.config = new
         self.rules = ruleset_for(new)
+        for w in self.watches.values():
+            w.monitor.set_rules(self.rules)  # a rule taught in the TUI applies to running stages too
         self._config_digest = digest
         self._config_rejected = None
         sets = " ".join(f"--set {k}={v}" for k, v in overrides.items())
         return (f"configuration reloaded from {path}" + (f" with {sets}" if sets else "")
-                + "; stages launched from now on use it (running ones keep their command)")
+                + "; stages launched from now on use it (running ones keep their command; "
+                "rules apply to them at once)")
 
     # -- output ----------------------------------------------------------------
     def _alert(self, level: str, kind: str, message: str, rec: RunRecord | None = None,
