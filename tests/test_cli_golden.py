@@ -90,3 +90,19 @@ def test_status_json(tmp_path):
     doc = json.loads(run(make_state(tmp_path), "status", "--json"))
     doc["time"] = 0
     check("status.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def test_status_marks_a_dead_drivers_figures_stale() -> None:
+    from eagle3tui.frontends.cli import render_status
+
+    snap = {"pipeline": "p", "config": "/x/pipeline.toml",
+            "driver": {"alive": False, "pid": None, "figures_stale": True, "figures_time": 1_000_000.0},
+            "stages": [{"name": "train", "kind": "task", "state": "running", "attempt": 1, "pid": 42,
+                        "started_at": 999_000.0, "ended_at": None, "reason": "", "hint": "",
+                        "live": {"stale": True, "progress": {"n": 5, "total": 10},
+                                 "eta": {"remaining_s": 300.0, "drift": 0.4, "at": 1_000_000.0}}}],
+            "problems": []}
+    text = render_status(snap, now=1_000_100.0)
+    assert "when it last wrote them" in text.splitlines()[1]
+    row = next(ln for ln in text.splitlines() if ln.startswith("train"))
+    assert "stale" in row and "+40%" not in row and "04:" not in row

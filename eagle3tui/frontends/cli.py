@@ -158,7 +158,10 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
     now = now or time.time()
     drv = snap["driver"]
     lines = [f"pipeline {snap['pipeline']}  ({snap['config']})",
-             f"driver: {'pid ' + str(drv['pid']) if drv['alive'] else 'not running'}", ""]
+             f"driver: {'pid ' + str(drv['pid']) if drv['alive'] else 'not running'}"
+             + (f" (the figures below are from {time.strftime('%H:%M:%S', time.localtime(drv['figures_time']))},"
+                " when it last wrote them)" if drv.get("figures_stale") and drv.get("figures_time") else ""),
+             ""]
     head = f"{'STAGE':14} {'STATE':10} {'TRY':>3} {'PID':>7} {'ELAPSED':>8} {'PROGRESS':>16} {'ETA':>8} {'DRIFT':>6}  NOTE"
     lines.append(head)
     for s in snap["stages"]:
@@ -174,7 +177,7 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             if prog.get("unit"):
                 ptxt += f" {prog['unit']}"
         drift = eta.get("drift")
-        stale = bool(eta.get("stale")) or s["state"] == "failing"
+        stale = bool(eta.get("stale") or live.get("stale")) or s["state"] == "failing"
         left = remaining_now(eta, now)
         eta_txt = format_duration(left) if left is not None else ''
         drift_txt = f'{drift:+.0%}' if drift is not None else ''

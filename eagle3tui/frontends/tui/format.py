@@ -168,7 +168,8 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
     remaining = remaining_now(eta, now)
     drift = eta.get("drift")
     # After a fatal error the projection is from before it: marked, never shown live.
-    eta_stale = bool(eta.get("stale")) or st.state == StageState.FAILING
+    # ... and figures a dead driver left behind are no longer live either.
+    eta_stale = bool(eta.get("stale") or live.get("stale")) or st.state == StageState.FAILING
     note = st.reason or describe_figures(live.get("figures")) or lifecycle_note(st)
     if st.hint:
         note = f"{note} ({st.hint})" if note else st.hint
