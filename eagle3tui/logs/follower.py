@@ -258,6 +258,19 @@ class LogFollower:
             counted=count_lines,
         )
 
+    def end_of_output(self) -> Chunk | None:
+        """The writer ended: its unfinished last line (no newline) is a complete line now.
+
+        Call after reading everything (``read_chunk`` until None)."""
+        if not self._pending:
+            return None
+        start = self._pending_start
+        data = self._flush_pending_as_line()
+        no = self.line_no + 1
+        self.line_no += 1
+        return Chunk(data=strip_ansi_bytes(data), first_no=no, start_offset=start,
+                     end_offset=start + len(data), counted=True)
+
     def _take_pending_updates(self) -> list[LogLine]:
         """Emit finished ``\\r`` segments of the open line; bound its size."""
         pend = self._pending

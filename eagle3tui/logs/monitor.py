@@ -388,6 +388,14 @@ class StageLogMonitor:
         """
         events = self.poll(now)
         now = self._now
+        last = self.follower.end_of_output()
+        if last is not None:
+            # A last line without a newline: often the very error that ended it.
+            self._out = []
+            self._process(last)
+            self._settle_went_on()
+            events.extend(self._out)
+            self._out = []
         # Close tracebacks that never got an exception line.
         for key in list(self._tb):
             tb = self._tb.pop(key)
