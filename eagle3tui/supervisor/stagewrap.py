@@ -192,6 +192,8 @@ def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
         pass
     for pid in run_members(run_id, pgid):
         try:
+            if os.getpgid(pid) == pgid:
+                continue  # the group signal reached it: a second SIGTERM can cut its clean-up short
             os.kill(pid, sig)
             n += 1
         except OSError:
