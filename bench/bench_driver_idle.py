@@ -40,7 +40,7 @@ DRIVER = ("import sys, threading\nfrom eagle3tui.config import load_config\n"
 
 def measure(mode: str, seconds: float) -> float:
     """Percent of one core the driver used over ``seconds``."""
-    with tempfile.TemporaryDirectory(prefix="e3t-bench-idle-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="e3t-bench-idle-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         (root / "quiet.py").write_text(QUIET)
         (root / "pipeline.toml").write_text("".join(
