@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.supervisor import slurm
-from eagle3tui.supervisor.launcher import WRAPPER, launch, stage_env
+from eagle3tui.supervisor.launcher import WRAPPER, launch, new_attempt, stage_env, write_header
 from eagle3tui.supervisor.procs import is_alive, kill_run, signal_group
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.slurm_state import RESULT_GRACE_S, SLURM, short_duration
@@ -218,20 +218,11 @@ class SlurmExecutor:
                driver: dict[str, Any] | None = None) -> RunRecord:
         # ``driver`` is unused: a node of the cluster cannot start this host's driver.
         assert stage.slurm is not None, f"stage {stage.name} has no Slurm options"
-        argv = stage.argv(resume=resume)
-        log = Path(stage.log)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
-        rec = store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
-                               resume=resume, resumed_from=resumed_from, trigger=trigger)
+        rec = new_attempt(stage, store, resume=resume, resumed_from=resumed_from, trigger=trigger)
+        argv = rec.argv
         name = job_name(stage.name, rec)
-        with open(log, "ab") as f:
-            stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-            what = f"resume of attempt {resumed_from}" if resume and resumed_from else "start"
-            f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}) "
-                    f"as Slurm job {name}: {' '.join(argv)}\n".encode("utf-8", "replace"))
-            rec.log_offset = f.tell()
-        rec.launched_at = time.time()
+        write_header(rec, stage, resumed_from, how=f" as Slurm job {name}")
+        log = Path(rec.log)
         rec.extra["executor"] = SLURM
         rec.extra[SLURM] = {"job_name": name, "job_id": None, "submitted_at": None}
         # Written before sbatch: a driver killed during the submission leaves an

@@ -118,6 +118,28 @@ def find_wrapper(prefix: str) -> int | None:
     return None
 
 
+def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_from: int | None,
+                trigger: str) -> RunRecord:
+    """A new (unsaved) record of ``stage``, its log and run directories made."""
+    argv = stage.argv(resume=resume)
+    log = Path(stage.log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
+    return store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
+                            resume=resume, resumed_from=resumed_from, trigger=trigger)
+
+
+def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, how: str = "") -> None:
+    """The attempt's header line in the stage log; its output starts after it (``log_offset``)."""
+    with open(rec.log, "ab") as f:
+        stamp = datetime.now().astimezone().isoformat(timespec="seconds")
+        what = f"resume of attempt {resumed_from}" if rec.resume and resumed_from else "start"
+        f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}){how}: "
+                f"{' '.join(rec.argv)}\n".encode("utf-8", "replace"))
+        rec.log_offset = f.tell()
+    rec.launched_at = time.time()
+
+
 def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
            resumed_from: int | None = None, trigger: str = "user",
            wait_started: float = 10.0, driver: dict[str, Any] | None = None) -> RunRecord:
@@ -128,23 +150,11 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
     (or that is reported as lost), never nothing. ``driver`` tells the wrapper
     how to start a driver when none runs (see stagewrap.py).
     """
-    argv = stage.argv(resume=resume)
-    log = Path(stage.log)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
-    rec = store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
-                           resume=resume, resumed_from=resumed_from, trigger=trigger)
+    rec = new_attempt(stage, store, resume=resume, resumed_from=resumed_from, trigger=trigger)
     rec.extra["result_fallback"] = fallback_result_path(store, stage.name, rec.attempt)
     if driver:
         rec.extra["driver"] = driver
-    with open(log, "ab") as f:
-        stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-        what = f"resume of attempt {resumed_from}" if resume and resumed_from else "start"
-        f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}): "
-                f"{' '.join(argv)}\n".encode("utf-8", "replace"))
-        # The attempt's output starts after our header line.
-        rec.log_offset = f.tell()
-    rec.launched_at = time.time()
+    write_header(rec, stage, resumed_from)
     # Write-ahead: the attempt exists on disk before any process does.
     store.save(rec)
     return _start_wrapper(stage, store, rec, wait_started)
