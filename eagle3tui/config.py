@@ -250,6 +250,17 @@ class _Builder:
     def err(self, message: str, key: str, line: int | None, fix: str | None = None) -> None:
         self.errors.append(ConfigError(message, path=str(self.path), key=key, line=line, fix=fix))
 
+    def duration(self, value: Any, key: str, line: int | None, default: Any,
+                 fix: str = "use a duration such as \"22m\", \"1h30m\" or \"90s\"") -> Any:
+        """``value`` in seconds; ``default`` (and an error naming ``key``) when it is no duration."""
+        if value is None:
+            return default
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            self.err(str(e), key, line, fix)
+            return default
+
 
 def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, line: int | None) -> str:
     """Replace ``{name}`` with its value; ``{{`` and ``}}`` are literal braces.
@@ -329,14 +340,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     config_dir = path.parent
     name = str(pipe.get("name", config_dir.name or "pipeline"))
 
-    def duration(value: Any, key: str, line: int | None, default: float | None) -> float | None:
-        if value is None:
-            return default
-        try:
-            return parse_duration(value)
-        except ValueError as e:
-            b.err(str(e), key, line, "use a duration such as \"22m\", \"1h30m\" or \"90s\"")
-            return default
+    duration = b.duration
 
     drift = pipe.get("drift_threshold", 0.25)
     if not isinstance(drift, (int, float)) or isinstance(drift, bool) or not math.isfinite(drift) \
@@ -637,10 +641,8 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
 
     estimate = None
     if "estimate" in st:
-        try:
-            estimate = parse_duration(st["estimate"])
-        except ValueError as e:
-            b.err(str(e), f"{k}.estimate", line("estimate"), "use e.g. estimate = \"22m\" or \"1h30m\"")
+        estimate = b.duration(st["estimate"], f"{k}.estimate", line("estimate"), estimate,
+                              "use e.g. estimate = \"22m\" or \"1h30m\"")
 
     phases: dict[str, float] = {}
     raw_phases = st.get("phases", {})
@@ -649,10 +651,9 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
               line("phases"), "e.g. phases = { \"Loading safetensors checkpoint shards\" = \"22m\" }")
     else:
         for desc, value in raw_phases.items():
-            try:
-                phases[str(desc)] = parse_duration(value)
-            except ValueError as e:
-                b.err(str(e), f"{k}.phases.{desc}", line("phases"), "use a duration such as \"22m\"")
+            got = b.duration(value, f"{k}.phases.{desc}", line("phases"), None, "use a duration such as \"22m\"")
+            if got is not None:
+                phases[str(desc)] = got
 
     gpus = GpuSpec()
     if "gpus" in st:
@@ -713,23 +714,18 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
                     re.compile(str(logpat))
                 except re.error as e:
                     b.err(f"invalid regex in ready.log: {e}", f"{k}.ready.log", line("ready"))
-            timeout = 600.0
-            interval = 1.0
-            try:
-                timeout = parse_duration(r.get("timeout", 600))
-                interval = parse_duration(r.get("interval", 1))
-            except ValueError as e:
-                b.err(str(e), f"{k}.ready", line("ready"), "e.g. timeout = \"20m\"")
+            timeout = b.duration(r.get("timeout", 600), f"{k}.ready.timeout", line("ready"), 600.0,
+                                 "e.g. timeout = \"20m\"")
+            interval = b.duration(r.get("interval", 1), f"{k}.ready.interval", line("ready"), 1.0,
+                                  "e.g. interval = \"1s\"")
             ready = ReadyProbe(url=sub(str(url), "ready") if url else None,
                                log_pattern=str(logpat) if logpat else None,
                                timeout_s=timeout, interval_s=max(interval, 0.2))
 
     grace = default_grace
     if "stop_grace" in st:
-        try:
-            grace = parse_duration(st["stop_grace"])
-        except ValueError as e:
-            b.err(str(e), f"{k}.stop_grace", line("stop_grace"), "e.g. stop_grace = \"30s\"")
+        grace = b.duration(st["stop_grace"], f"{k}.stop_grace", line("stop_grace"), grace,
+                           "e.g. stop_grace = \"30s\"")
 
     retry = None
     if "retry" in st:
@@ -747,11 +743,8 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
                 b.err(f"retry.max_attempts must be an integer >= 1, got {ma!r}", f"{k}.retry.max_attempts",
                       line("retry"))
                 ma = 1
-            backoff = 30.0
-            try:
-                backoff = parse_duration(r.get("backoff", 30))
-            except ValueError as e:
-                b.err(str(e), f"{k}.retry.backoff", line("retry"))
+            backoff = b.duration(r.get("backoff", 30), f"{k}.retry.backoff", line("retry"), 30.0,
+                                 "e.g. backoff = \"1m\"")
             on = _str_list(r.get("on", ["any"]), b, f"{k}.retry.on", line("retry"),
                            "e.g. on = [\"nccl\", \"exit:137\"]") or ["any"]
             retry = RetryPolicy(max_attempts=ma, backoff_s=backoff, on=tuple(on))
@@ -792,11 +785,8 @@ def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
         b.err(f"on_fatal.action must be one of {', '.join(ON_FATAL_ACTIONS)}, got {action!r}",
               f"{k}.on_fatal.action", line("on_fatal"), example)
         action = FatalPolicy.action
-    grace = FatalPolicy.grace_s
-    try:
-        grace = parse_duration(r.get("grace", grace))
-    except ValueError as e:
-        b.err(str(e), f"{k}.on_fatal.grace", line("on_fatal"), example)
+    grace = b.duration(r.get("grace", FatalPolicy.grace_s), f"{k}.on_fatal.grace", line("on_fatal"),
+                       FatalPolicy.grace_s, example)
     return FatalPolicy(action=str(action), grace_s=grace)
 
 
@@ -887,19 +877,12 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
               "alerts.rate_limit", b.loc.key_line("alerts", "rate_limit") or b.loc.table_line("alerts"),
               "e.g. rate_limit = 30")
         rate = 30
-    timeout = 10.0
-    window = 300.0
-    try:
-        timeout = parse_duration(raw.get("timeout", 10))
-    except ValueError as e:
-        b.err(str(e), "alerts.timeout", b.loc.key_line("alerts", "timeout") or b.loc.table_line("alerts"),
-              "e.g. timeout = \"10s\"")
-    try:
-        window = parse_duration(raw.get("dedup_window", 300))
-    except ValueError as e:
-        b.err(str(e), "alerts.dedup_window",
-              b.loc.key_line("alerts", "dedup_window") or b.loc.table_line("alerts"),
-              "e.g. dedup_window = \"5m\" (0 merges nothing)")
+    timeout = b.duration(raw.get("timeout", 10), "alerts.timeout",
+                         b.loc.key_line("alerts", "timeout") or b.loc.table_line("alerts"), 10.0,
+                         "e.g. timeout = \"10s\"")
+    window = b.duration(raw.get("dedup_window", 300), "alerts.dedup_window",
+                        b.loc.key_line("alerts", "dedup_window") or b.loc.table_line("alerts"), 300.0,
+                        "e.g. dedup_window = \"5m\" (0 merges nothing)")
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
                         timeout_s=timeout, dedup_window_s=window)
 
