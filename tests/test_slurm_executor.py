@@ -189,7 +189,12 @@ def test_pipeline_on_slurm_end_to_end(slurm_pipeline):
     def queued_with_estimate():
         st = stage_of(p, "gpu_both")
         return st if st["state"] == "queued" and "expected start" in st["reason"] else None
-    st = wait_for(queued_with_estimate, timeout=90, interval=0.3, what="gpu_both queued with an ETA")
+    try:
+        st = wait_for(queued_with_estimate, timeout=90, interval=0.3, what="gpu_both queued with an ETA")
+    except AssertionError:
+        raise AssertionError(f"gpu_both: {stage_of(p, 'gpu_both')}\nsqueue: "
+                             + subprocess.run(["squeue", "-o", "%i %j %T %r %S"], capture_output=True,
+                                              text=True).stdout) from None
     assert "(Resources)" in st["reason"] or "(Priority)" in st["reason"], st["reason"]
     wait_for(lambda: stage_of(p, "stubborn")["state"] == "running"
              and "stage ready" in (p.state_dir / "logs" / "stubborn.log").read_text(),

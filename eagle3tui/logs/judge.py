@@ -336,7 +336,8 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         return make("benign", "exception-ignored")
     # 2. The user's rules know the job best; the pack's specific harmless
     #    families come next (they name exactly what is harmless).
-    if rule is not None and (getattr(rule, "source", "builtin") == "user" or rkind == "benign"):
+    # User rules and the Slurm pack (it matches only slurmstepd/srun's own wording) are authoritative.
+    if rule is not None and (getattr(rule, "source", "builtin") in ("user", "slurm") or rkind == "benign"):
         return _from_rule(rule)
     service = stage_kind == "service"
     # 3. NCCL's own lines: its INFO-level error trace, its WARN-level failures.

@@ -36,7 +36,7 @@ from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
-from eagle3tui.supervisor.executors import Executors
+from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import ensure_keeper, reap_wrappers, resume_interrupted
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.procs import is_alive, signal_name
@@ -780,6 +780,8 @@ class Driver:
         if rec.wrapper_pid is not None or rec.pid is not None or rec.finished or rec.error \
                 or rec.stop_requested_at or rec.extra.get("unreadable"):
             return False
+        if is_slurm(rec):
+            return False  # a queued job has no pid yet; the Slurm executor recovers its own submissions
         if now - rec.launched_at < 1.0:
             return False  # the wrapper may still be exec'ing: give it a moment
         started = resume_interrupted(stage, self.store, rec)
