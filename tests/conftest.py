@@ -128,3 +128,22 @@ def pipeline(tmp_path: Path):
     p = Pipeline(tmp_path)
     yield p
     p.kill_everything()
+
+
+# A stage that draws progress until SIGTERM, then prints the file named by its
+# first argument (a launcher's failure report, e.g. torchrun's ChildFailedError
+# box) and exits 1: what a torchrun job does when a stop reaches it.
+TORCHRUN_ON_SIGTERM = textwrap.dedent("""
+    import signal, sys, time
+    def on_term(signum, frame):
+        sys.stdout.write(open(sys.argv[1]).read())
+        sys.stdout.flush()
+        sys.exit(1)
+    signal.signal(signal.SIGTERM, on_term)
+    i = 0
+    while True:
+        i += 1
+        print(f"Training:  {i % 100:2d}%|##        | {i}/1000 [00:0{i % 10}<09:00,  1.00it/s]", flush=True)
+        time.sleep(0.2)
+""")
+

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import psutil
-from conftest import Pipeline, wait_for
+from conftest import TORCHRUN_ON_SIGTERM, Pipeline, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs" / "issues"
 HANG_LOG = FIXTURES / "nccl_hang_alive.log"
@@ -124,25 +124,10 @@ def test_failing_with_wait_policy_is_left_running(pipeline: Pipeline) -> None:
     wait_for(lambda: _stage(p, "train")["state"] == "stopped", timeout=30, what="stopped")
 
 
-STOPPABLE = textwrap.dedent("""
-    import signal, sys, time
-    def on_term(signum, frame):
-        # What torchrun prints when its process group gets SIGTERM.
-        sys.stdout.write(open(sys.argv[1]).read())
-        sys.stdout.flush()
-        sys.exit(1)
-    signal.signal(signal.SIGTERM, on_term)
-    i = 0
-    while True:
-        i += 1
-        print(f"Training:  {i % 100:2d}%|##        | {i}/1000 [00:0{i % 10}<09:00,  1.00it/s]", flush=True)
-        time.sleep(0.2)
-""")
-
 
 def test_stop_of_a_torchrun_style_stage_raises_no_warning_or_critical(pipeline: Pipeline) -> None:
     script = pipeline.root / "torchrun_like.py"
-    script.write_text(STOPPABLE)
+    script.write_text(TORCHRUN_ON_SIGTERM)
     p = pipeline.write(f"""
         [[stage]]
         name = "train"

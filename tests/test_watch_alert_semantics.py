@@ -20,7 +20,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import Pipeline, wait_for
+from conftest import TORCHRUN_ON_SIGTERM, Pipeline, wait_for
 from test_watch_e2e import Watch
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs" / "issues"
@@ -69,24 +69,10 @@ def test_seed_extraction_start_ending_in_a_worker_oom(pipeline: Pipeline) -> Non
     assert failed[0]["details"]["line"] == seed_lines + 1
 
 
-STOPPABLE = textwrap.dedent("""
-    import signal, sys, time
-    def on_term(signum, frame):
-        sys.stdout.write(open(sys.argv[1]).read())
-        sys.stdout.flush()
-        sys.exit(1)
-    signal.signal(signal.SIGTERM, on_term)
-    i = 0
-    while True:
-        i += 1
-        print(f"step {i}/100000", flush=True)
-        time.sleep(0.1)
-""")
-
 
 def test_stop_while_watch_drives_raises_no_warning_or_critical(pipeline: Pipeline) -> None:
     script = pipeline.root / "torchrun_like.py"
-    script.write_text(STOPPABLE)
+    script.write_text(TORCHRUN_ON_SIGTERM)
     teardown = FIXTURES / "torchrun_sigterm_teardown.log"
     p = pipeline.write(f"""
         [[stage]]
@@ -95,7 +81,7 @@ def test_stop_while_watch_drives_raises_no_warning_or_critical(pipeline: Pipelin
     """)
     w = Watch(p, "--run-all")
     wait_for(lambda: "stage-started" in w.text(), timeout=30, what="the stage to start")
-    wait_for(lambda: "step 5/" in Path(p.records("train")[0]["log"]).read_text(), timeout=30,
+    wait_for(lambda: "| 5/1000" in Path(p.records("train")[0]["log"]).read_text(), timeout=30,
              what="output")
     r = p.cli("stop", "train")
     assert r.returncode == 0, r.stdout + r.stderr
