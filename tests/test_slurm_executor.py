@@ -291,6 +291,28 @@ def test_sbatch_that_times_out_after_queueing_is_found_by_name(tmp_path):
         ex.poller.close()
 
 
+def test_a_job_too_short_to_be_polled_running_still_records_its_gpus(tmp_path):
+    """The job's placement comes from inside the job (the wrapper's result),
+    so a 0.1 s job keeps its node and GPUs even when no poll saw it running."""
+    cfg = tmp_path / "pipeline.toml"
+    cfg.write_text(f'[[stage]]\nname = "blink"\ncommand = ["{PY}", "-c", "print(42)"]\n'
+                   'executor = "slurm"\n[stage.slurm]\ngpus = 2\n')
+    config = load_config(cfg)
+    store = RunStore(config.state_dir)
+    # A poll interval longer than the job: the first look at it is after it ended.
+    ex = SlurmExecutor(poll_interval=3600, timeout=10, result_grace_s=1)
+    try:
+        rec = ex.launch(config.stage("blink"), store, resume=False, resumed_from=None, trigger="user")
+        result = Path(store.prefix("blink", rec.attempt) + ".result.json")
+        wait_for(result.exists, timeout=60, interval=0.2, what="the wrapper's result")
+        assert json.loads(result.read_text())["slurm_placement"] == {"node": "vm", "gpu_indices": [0, 1]}
+        latest = store.latest("blink")  # folds the wrapper's files in
+        assert latest.exit_code == 0
+        assert latest.extra["slurm"]["gpu_indices"] == [0, 1] and latest.extra["slurm"]["nodes"] == "vm"
+    finally:
+        ex.poller.close()
+
+
 def test_unreachable_controller_keeps_the_last_known_state(tmp_path):
     cfg = tmp_path / "pipeline.toml"
     cfg.write_text(f'[[stage]]\nname = "steady"\ncommand = ["{PY}", "-c", "import time; time.sleep(60)"]\n'

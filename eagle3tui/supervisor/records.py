@@ -191,6 +191,14 @@ class RunStore:
                     rec.extra["wrapper_killed_after_grace"] = True
                 if result.get("write_errors"):
                     rec.extra["result_write_errors"] = list(result["write_errors"])
+                placed = result.get("slurm_placement")
+                job = rec.extra.get("slurm")
+                if isinstance(placed, dict) and isinstance(job, dict):
+                    # What the job itself saw, where no poll caught it running.
+                    if not job.get("nodes") and placed.get("node"):
+                        job["nodes"] = placed["node"]
+                    if not job.get("gpu_indices") and placed.get("gpu_indices"):
+                        job["gpu_indices"] = list(placed["gpu_indices"])
                 changed = True
         return changed
 

@@ -73,6 +73,23 @@ def atomic_write_json(path: str, obj: object) -> None:
         raise
 
 
+def slurm_placement(env: dict[str, str]) -> dict[str, object] | None:
+    """Where Slurm ran this job: its node and the GPU indices it was given.
+
+    The driver also learns these from ``scontrol`` while the job runs, but a
+    job shorter than one poll is never seen running; the result keeps them."""
+    node = env.get("SLURMD_NODENAME")
+    if not node:
+        return None
+    gpus: list[int] | None = None
+    raw = env.get("SLURM_JOB_GPUS") or env.get("SLURM_STEP_GPUS") or ""
+    try:
+        gpus = [int(g) for g in raw.split(",") if g.strip()] or None
+    except ValueError:
+        gpus = None  # a GPU named by UUID: scontrol's indices stay authoritative
+    return {"node": node, "gpu_indices": gpus}
+
+
 def become_subreaper() -> bool:
     """Make orphaned descendants re-parent to this process (Linux >= 3.4)."""
     try:
@@ -430,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         result["killed_after_grace"] = True
     if stop_at:
         result["stop_signalled"] = True
+    placement = slurm_placement(dict(os.environ))
+    if placement:
+        result["slurm_placement"] = placement
     errors = write_result(prefix, result, fallback)
     if errors:
         # The last resort: the stage log, which the driver reads anyway.
