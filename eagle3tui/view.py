@@ -26,6 +26,7 @@ from eagle3tui.supervisor.state import (
     derive_statuses,
     gpu_activity,
 )
+from eagle3tui.telemetry.node_report import report_is_stale
 from eagle3tui.telemetry.sampler import GpuInfo
 
 SCHEMA_VERSION = 1
@@ -41,6 +42,15 @@ class GpuRow(GpuInfo):
     holders: list[tuple[str, int]] = field(default_factory=list)
     other_bytes: int = 0
     history: list[float] = field(default_factory=list)
+    # A GPU of another node, reported from inside a stage's Slurm job (None: this host).
+    node: str | None = None
+    # The node's report is older than a few of its intervals: the figures are the last known.
+    stale: bool = False
+
+    @property
+    def label(self) -> str:
+        """``3`` for this host's GPU 3, ``node7:3`` for another node's."""
+        return f"{self.node}:{self.index}" if self.node else str(self.index)
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,8 @@ class PipelineView:
         if g is None:
             return ("GPU: waiting for the driver's first sample…" if self.driver_alive
                     else "GPU: no driver running (figures appear while one runs)")
+        if g.get("remote"):
+            return None  # other nodes' GPUs are rows even when this host has none
         if not g.get("available", False):
             return str(g.get("error") or "NVML unavailable")
         if not g.get("gpus"):
@@ -151,6 +163,22 @@ class PipelineView:
                 index=idx, **figures,
                 holders=sorted(holders.get(idx, [])), other_bytes=others.get(idx, 0),
                 history=[float(v) for v in history.get(str(idx), [])]))
+        return rows + self._remote_gpu_rows()
+
+    def _remote_gpu_rows(self) -> list[GpuRow]:
+        """The GPUs of other nodes, from the node reports of stages running there."""
+        rows = []
+        for name, report in sorted(((self.gpu or {}).get("remote") or {}).items()):
+            held = (report.get("stage") or {}).get("bytes_by_gpu") or {}
+            others = report.get("other_bytes_by_gpu") or {}
+            stale = report_is_stale(report, self.time)
+            for d in report.get("gpus") or []:
+                idx = int(d.get("index", 0))
+                figures = {k: d.get(k) for k in _GPU_FIELDS if k != "index"}
+                b = int(held.get(str(idx)) or 0)
+                rows.append(GpuRow(index=idx, **figures, holders=[(name, b)] if b else [],
+                                   other_bytes=int(others.get(str(idx)) or 0),
+                                   node=str(report.get("node") or "?"), stale=stale))
         return rows
 
     def held_gpus(self) -> dict[str, str]:
@@ -159,6 +187,10 @@ class PipelineView:
         for name, use in ((self.gpu or {}).get("stages") or {}).items():
             if use.get("gpus"):
                 out[name] = ",".join(str(i) for i in sorted(use["gpus"]))
+        for name, report in ((self.gpu or {}).get("remote") or {}).items():
+            gpus = (report.get("stage") or {}).get("gpus")
+            if gpus and name not in out:
+                out[name] = f"{report.get('node') or '?'}:" + ",".join(str(i) for i in sorted(gpus))
         return out
 
     def stage_gpu_activity(self, name: str) -> dict[str, Any] | None:

@@ -260,6 +260,67 @@ def test_pipeline_on_slurm_end_to_end(slurm_pipeline):
     assert "slurm-time-limit" in verdicts
 
 
+# A stage that "allocates" GPU memory on its node: it writes the NVML stand-in's
+# scene with its own pid holding 3 GiB on GPU 1, and a process of no stage (the
+# test's) holding 1 GiB on GPU 0, then waits.
+HOLD_GPU = ("import json, os, sys, time\n"
+            "scene = {'gpus': [{'util': 5, 'processes': {str(int(sys.argv[1])): 1 << 30}},\n"
+            "                  {'util': 87, 'processes': {str(os.getpid()): 3 << 30}}]}\n"
+            "tmp = os.environ['EAGLE3TUI_NVML_STANDIN'] + '.tmp'\n"
+            "json.dump(scene, open(tmp, 'w')); os.replace(tmp, os.environ['EAGLE3TUI_NVML_STANDIN'])\n"
+            "print('holding GPU 1', flush=True); time.sleep(120)\n")
+
+
+def test_gpus_of_a_slurm_stage_are_sampled_on_its_node(slurm_pipeline, tmp_path):
+    """The wrapper samples NVML inside the job and the driver shows that node's
+    GPUs under the stage: status --json, the status line and the TUI panel."""
+    from eagle3tui.config import load_config as load
+    from eagle3tui.frontends.tui.gpupanel import gpu_lines
+    from eagle3tui.view import load_view
+
+    p = slurm_pipeline
+    scene = tmp_path / "node-nvml.json"
+    scene.write_text(json.dumps({"gpus": [{}, {}]}))
+    script = tmp_path / "hold_gpu.py"
+    script.write_text(HOLD_GPU)
+    p.write(f"""
+        [pipeline]
+        name = "remote-gpus"
+        stop_grace = "3s"
+        gpu_interval = "0.5s"
+
+        [[stage]]
+        name = "train"
+        command = ["{PY}", "{script}", "{os.getpid()}"]
+        env = {{ EAGLE3TUI_NVML_STANDIN = "{scene}" }}
+        executor = "slurm"
+        [stage.slurm]
+        gpus = 1
+    """)
+    assert p.cli("start", "train").returncode == 0
+
+    def remote():
+        doc = (p.status().get("gpu") or {}).get("remote") or {}
+        rep = doc.get("train")
+        return rep if rep and (rep.get("stage") or {}).get("bytes") else None
+    rep = wait_for(remote, timeout=90, interval=0.5, what="the node report of train")
+    assert rep["node"] == "vm" and rep["stage"]["bytes_by_gpu"] == {"1": 3 << 30}, rep
+    assert rep["other_bytes_by_gpu"] == {"0": 1 << 30}, rep  # the test's pid is no stage's
+    assert [g["util_pct"] for g in rep["gpus"]] == [5.0, 87.0]
+    # The failing/status line and the panel name the node.
+    view = load_view(load(p.config))
+    assert view.held_gpus() == {"train": "vm:1"}
+    assert view.stage_gpu_activity("train") == {"gpus": [1], "bytes": 3 << 30, "util_pct": 87.0,
+                                                 "node": "vm"}
+    panel = gpu_lines(view, width=100).plain
+    assert "GPUvm:1" in panel and "train 3.0G" in panel and "other 1.0G" in panel, panel
+
+    # The node stops reporting when the job ends: the stage's GPUs leave the document.
+    assert p.cli("stop", "train").returncode == 0
+    wait_for(lambda: p.stage("train")["state"] == "stopped", timeout=60, interval=0.5, what="stopped")
+    assert "train" not in ((p.status().get("gpu") or {}).get("remote") or {})
+
+
 def test_sbatch_that_times_out_after_queueing_is_found_by_name(tmp_path):
     """sbatch queued the job but did not answer in time: the attempt keeps
     that job instead of submitting a second one or failing."""

@@ -36,12 +36,14 @@ from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
+from eagle3tui.telemetry.node_report import read_report
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import ensure_keeper, reap_wrappers, resume_interrupted
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
+from eagle3tui.supervisor.slurm_state import SLURM
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
 from eagle3tui.supervisor.state import (
     ON_FATAL_STOP,
@@ -132,7 +134,8 @@ class Driver:
         self._problems_seen: set[str] = set()
         # Where stages run: this host, or Slurm (executor = "slurm").
         self.executors = Executors(
-            on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec))
+            on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec),
+            gpu_interval=config.gpu_interval_s)
         self.commands_dir = self.state_dir / COMMANDS_DIR
         self.replies_dir = self.commands_dir / REPLIES_DIR
         # GPU telemetry runs on its own thread; it reads these two dicts
@@ -369,11 +372,27 @@ class Driver:
                 self._alert("warning", "gpu-memory-freed",
                             ev.message + " while the stage still runs", rec, **ev.figures)
 
-    def gpu_summary(self) -> dict[str, Any] | None:
-        """The last GPU sample with per-stage attribution and history, for ``state.json``."""
-        if self.gpu is None or self.gpu.latest is None:
-            return None
-        return summarize(self.gpu.latest, memory_history(self.gpu))
+    def gpu_summary(self, statuses: dict[str, StageStatus] | None = None) -> dict[str, Any] | None:
+        """The last GPU sample with per-stage attribution and history, for ``state.json``,
+        and under ``remote`` the node reports of running stages on other nodes."""
+        doc = None
+        if self.gpu is not None and self.gpu.latest is not None:
+            doc = summarize(self.gpu.latest, memory_history(self.gpu))
+        remote = self._remote_gpu_reports(statuses if statuses is not None else self.statuses())
+        if remote:
+            doc = dict(doc or {"available": False, "error": "no GPU sample on this host yet"},
+                       remote=remote)
+        return doc
+
+    def _remote_gpu_reports(self, statuses: dict[str, StageStatus]) -> dict[str, Any]:
+        """Stage -> its node report, for the active attempts of Slurm stages."""
+        out = {}
+        for s in statuses.values():
+            if s.state.active and s.attempt and self.config.stage(s.name).executor == SLURM:
+                report = read_report(self.store.gpu_report_path(s.name, s.attempt))
+                if report is not None:
+                    out[s.name] = report
+        return out
 
     # -- launching and stopping -------------------------------------------
     def _launch(self, name: str, resume: bool) -> None:
@@ -927,7 +946,7 @@ class Driver:
             "schema": 1,
             "pipeline": self.config.name,
             "driver_pid": os.getpid(),
-            "gpu": self.gpu_summary(),
+            "gpu": self.gpu_summary(statuses),
             "stages": [
                 {"name": s.name, "run_id": s.run_id, "live": s.live,
                  "stalled": s.state == StageState.STALLED, "waiting": self.waiting.get(s.name)}

@@ -31,7 +31,7 @@ from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.supervisor import slurm
 from eagle3tui.supervisor.launcher import WRAPPER, launch, new_attempt, stage_env, write_header
 from eagle3tui.supervisor.procs import is_alive, kill_run, signal_group
-from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.records import RunRecord, RunStore, gpu_report_path
 from eagle3tui.supervisor.slurm_state import RESULT_GRACE_S, SLURM, short_duration
 
 
@@ -203,8 +203,10 @@ class SlurmExecutor:
 
     def __init__(self, *, poll_interval: float = 2.0, timeout: float = 30.0,
                  env: Mapping[str, str] | None = None, result_grace_s: float = RESULT_GRACE_S,
-                 on_event: Callable[[str, str, RunRecord | None], None] | None = None) -> None:
+                 on_event: Callable[[str, str, RunRecord | None], None] | None = None,
+                 gpu_interval: float = 2.0) -> None:
         self.timeout = timeout
+        self.gpu_interval = gpu_interval
         self.env = env
         self.result_grace_s = result_grace_s
         self.poller = SlurmPoller(interval=poll_interval, timeout=timeout, env=env)
@@ -231,7 +233,10 @@ class SlurmExecutor:
         prefix = store.prefix(stage.name, rec.attempt)
         sub = slurm.build_submission(
             stage.slurm, job_name=name, stage_argv=argv,
-            wrapper_argv=[sys.executable, "-I", str(WRAPPER), "--record", prefix, "--"],
+            # The job's node is not this host: its wrapper samples the node's GPUs for the panel.
+            wrapper_argv=[sys.executable, "-I", str(WRAPPER), "--record", prefix,
+                          "--gpu-report", gpu_report_path(prefix), "--gpu-interval", f"{self.gpu_interval:g}",
+                          "--"],
             log_path=str(log), workdir=str(stage.cwd), script_path=prefix + ".sbatch.sh")
         env = stage_env(stage, rec.attempt)
         try:
@@ -428,8 +433,10 @@ class Executors:
     """The driver's executors: one local, one Slurm (created when first needed)."""
 
     def __init__(self, *, slurm_env: Mapping[str, str] | None = None,
-                 on_event: Callable[[str, str, RunRecord | None], None] | None = None) -> None:
+                 on_event: Callable[[str, str, RunRecord | None], None] | None = None,
+                 gpu_interval: float = 2.0) -> None:
         self.local = LocalExecutor()
+        self.gpu_interval = gpu_interval
         self._slurm: SlurmExecutor | None = None
         self._slurm_env = slurm_env
         self._on_event = on_event
@@ -440,7 +447,7 @@ class Executors:
     def slurm(self) -> SlurmExecutor:
         if self._slurm is None:
             self._slurm = SlurmExecutor(poll_interval=self.poll_interval, env=self._slurm_env,
-                                        on_event=self._on_event)
+                                        on_event=self._on_event, gpu_interval=self.gpu_interval)
         return self._slurm
 
     def for_stage(self, stage: StageConfig) -> Executor:

@@ -5,6 +5,8 @@ Layout under the state directory::
     runs/<stage>/<attempt>.json          the record (driver-owned)
     runs/<stage>/<attempt>.started.json  written by the wrapper once the stage runs
     runs/<stage>/<attempt>.result.json   written by the wrapper when the stage ends
+    runs/<stage>/<attempt>.gpu.json      the node's GPUs, by the wrapper of a stage on
+                                         another node (telemetry/node_report.py)
 
 The wrapper's files are merged into the record when read, so the outcome is
 known even if no supervisor was alive when the stage ended. When the state
@@ -98,6 +100,10 @@ class RunStore:
 
     def prefix(self, stage: str, attempt: int) -> str:
         return str(self.stage_dir(stage) / f"{attempt:04d}")
+
+    def gpu_report_path(self, stage: str, attempt: int) -> str:
+        """Where the wrapper of a stage on another node reports that node's GPUs."""
+        return gpu_report_path(self.prefix(stage, attempt))
 
     def records(self, stage: str) -> list[RunRecord]:
         """All readable attempts of ``stage``, oldest first, wrapper files merged."""
@@ -237,6 +243,11 @@ class RunStore:
     def _problem(self, text: str) -> None:
         if text not in self.problems:
             self.problems.append(text)
+
+
+def gpu_report_path(prefix: str) -> str:
+    """The node report's path for the attempt whose files start with ``prefix``."""
+    return prefix + ".gpu.json"
 
 
 def _result_from_log(log: str, offset: int) -> dict[str, Any] | None:

@@ -25,6 +25,10 @@ What else it guarantees, and why:
   and when the stage ends, the wrapper checks the driver lock and starts a
   driver if none holds it, so a driver killed at 3 a.m. does not leave the
   pipeline waiting for a human.
+* **GPUs on another node are seen.** With ``--gpu-report PATH`` (stages on
+  Slurm) a thread samples NVML on the node every ``--gpu-interval`` seconds
+  and writes what the wrapper's tree holds to PATH
+  (:mod:`eagle3tui.telemetry.node_report`), for the driver's GPU panel.
 
 The wrapper ignores SIGHUP and SIGINT (an SSH hang-up must not end it).
 """
@@ -88,6 +92,32 @@ def slurm_placement(env: dict[str, str]) -> dict[str, object] | None:
     except ValueError:
         gpus = None  # a GPU named by UUID: scontrol's indices stay authoritative
     return {"node": node, "gpu_indices": gpus}
+
+
+def start_gpu_report(path: str, interval: float) -> object | None:
+    """Sample this node's GPUs for the driver (a stage on another node: Slurm).
+
+    Imported here, not at the top: the wrapper of a local stage never needs
+    NVML. Any failure leaves the stage alone; the report, if written, says why.
+    """
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if root not in sys.path:
+            sys.path.append(root)  # the wrapper runs with -I; the package is beside it
+        from eagle3tui.telemetry.node_report import NodeReporter, nvml_from_env
+
+        node = os.environ.get("SLURMD_NODENAME") or os.uname().nodename
+        reporter = NodeReporter(path, root_pid=os.getpid(), node=node, interval=interval,
+                                nvml=nvml_from_env())
+        reporter.start()
+        return reporter
+    except Exception as e:  # noqa: BLE001 (telemetry must never stop a stage)
+        try:
+            atomic_write_json(path, {"time": time.time(), "available": False,
+                                     "error": f"GPU sampling on this node failed: {type(e).__name__}: {e}"})
+        except OSError:
+            pass
+        return None
 
 
 def become_subreaper() -> bool:
@@ -339,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     parsed = _parse(args)
     if parsed is None:
         print("usage: python -I stagewrap.py --record PREFIX [--grace S] [--fallback PATH] "
-              "[--driver JSON] -- ARGV...", file=sys.stderr)
+              "[--driver JSON] [--gpu-report PATH [--gpu-interval S]] -- ARGV...", file=sys.stderr)
         return 2
     opts, cmd = parsed
     prefix = opts["--record"]
@@ -376,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         created = wrapper_created = None
     # The wrapper's own identity too: a driver killed before saving the
     # wrapper's pid must still see the wrapper alive while it cleans up.
+    if "--gpu-report" in opts:
+        start_gpu_report(opts["--gpu-report"], float(opts.get("--gpu-interval", "2")))
     started = {"pid": child.pid, "pgid": pgid, "create_time": created,
                "wrapper_pid": os.getpid(), "wrapper_create_time": wrapper_created,
                "started_at": time.time(), "subreaper": subreaper}

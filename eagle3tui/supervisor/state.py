@@ -82,13 +82,23 @@ def gpu_activity(gpu_doc: dict[str, Any] | None, stage: str) -> dict[str, Any] |
     GPUs or None}``; None when the last sample attributes no GPU memory to it.
     """
     use = ((gpu_doc or {}).get("stages") or {}).get(stage)
+    node = None
+    devices = (gpu_doc or {}).get("gpus") or []
     if not isinstance(use, dict) or not use.get("gpus"):
-        return None
+        # A stage on another node: its wrapper's node report (telemetry/node_report.py).
+        report = ((gpu_doc or {}).get("remote") or {}).get(stage)
+        use = report.get("stage") if isinstance(report, dict) else None
+        if not isinstance(use, dict) or not use.get("gpus"):
+            return None
+        node, devices = report.get("node"), report.get("gpus") or []
     gpus = sorted(int(i) for i in use["gpus"])
-    utils = [float(d["util_pct"]) for d in (gpu_doc or {}).get("gpus") or []
+    utils = [float(d["util_pct"]) for d in devices
              if isinstance(d, dict) and d.get("index") in gpus and d.get("util_pct") is not None]
-    return {"gpus": gpus, "bytes": int(use.get("bytes") or 0),
-            "util_pct": sum(utils) / len(utils) if utils else None}
+    out = {"gpus": gpus, "bytes": int(use.get("bytes") or 0),
+           "util_pct": sum(utils) / len(utils) if utils else None}
+    if node:
+        out["node"] = node
+    return out
 
 
 def describe_gpu_activity(activity: dict[str, Any] | None) -> str:
@@ -98,7 +108,8 @@ def describe_gpu_activity(activity: dict[str, Any] | None) -> str:
     held = f"{activity['bytes'] / (1 << 30):.1f} GiB held"
     util = activity.get("util_pct")
     busy = f", {util:.0f}% busy" if util is not None else ""
-    return f"GPU {','.join(str(i) for i in activity['gpus'])}: {held}{busy}"
+    where = f" on {activity['node']}" if activity.get("node") else ""
+    return f"GPU {','.join(str(i) for i in activity['gpus'])}{where}: {held}{busy}"
 
 
 SIGKILL_HINT = ("killed by SIGKILL: the kernel OOM killer is a common cause "

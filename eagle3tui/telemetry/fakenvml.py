@@ -10,6 +10,8 @@ the API's behaviour, not a GPU.
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -239,3 +241,45 @@ class FakeNvml:
         self, handle: _Handle
     ) -> list[SimpleNamespace]:
         return self._procs("nvmlDeviceGetComputeRunningProcesses", handle)
+
+
+class FileNvml(FakeNvml):
+    """The stand-in, described by a JSON file that may change while it is used.
+
+    For a process the test cannot reach into (a stage wrapper in a Slurm job):
+    the test writes ``{"gpus": [{"name": ..., "total": bytes, "used": bytes,
+    "util": pct, "processes": {"<pid>": bytes}}]}`` and rewrites it as the
+    scene changes; every NVML call sees the file's latest content. A GPU
+    missing from the file keeps its last figures.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._mtime: float | None = None
+        super().__init__([FakeGpu() for _ in self._read().get("gpus", [{}])])
+        self._reload()
+
+    def _read(self) -> dict[str, Any]:
+        with open(self.path, encoding="utf-8") as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else {}
+
+    def _reload(self) -> None:
+        try:
+            mtime = os.stat(self.path).st_mtime
+            if mtime == self._mtime:
+                return
+            doc = self._read()
+        except (OSError, ValueError):
+            return  # mid-rewrite or gone: keep the last scene
+        self._mtime = mtime
+        for gpu, spec in zip(self.gpus, doc.get("gpus") or [], strict=False):
+            for key in ("name", "total", "used", "util", "temp"):
+                if key in spec:
+                    setattr(gpu, key, spec[key])
+            gpu.processes = {int(pid): b for pid, b in (spec.get("processes") or {}).items()}
+
+    def _enter(self, fn: str) -> None:
+        if fn == "nvmlDeviceGetMemoryInfo" or fn == "nvmlDeviceGetMemoryInfo_v2":
+            self._reload()  # once per GPU and sample: the scene changes between samples
+        super()._enter(fn)

@@ -34,7 +34,9 @@ def holder_text(g: GpuRow, with_bytes: bool) -> str:
 def gpu_row_line(g: GpuRow, width: int, index_width: int = 1) -> Text:
     """One GPU on one line: ``GPU3 ████····  61.0/80.0G  87%  64°C  serve 58.0G``."""
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(f"GPU{g.index:<{index_width}} ", style="bold")
+    t.append(f"GPU{printable(g.label):<{index_width}} ", style="bold")
+    if g.stale:
+        t.append("(no report) ", style="yellow")
     if g.error:
         t.append(printable(g.error), style="red")
         return t
@@ -58,7 +60,7 @@ def gpu_row_line(g: GpuRow, width: int, index_width: int = 1) -> Text:
 def gpu_cell(g: GpuRow) -> Text:
     """One GPU in COMPACT_CELL - 1 cells for the compact grid: ``3 ██▌·119G 90% 60°``."""
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(f"{g.index} ", style="bold")
+    t.append(f"{printable(g.label)} ", style="bold")
     if g.error:
         t.append("error", style="red")
     else:
@@ -78,13 +80,15 @@ def holders_line(rows: list[GpuRow]) -> Text:
     for g in rows:
         names = [printable(n) for n, _ in g.holders] + (["other"] if g.other_bytes else [])
         for n in names or ["idle"]:
-            by_holder.setdefault(n, []).append(g.index)
+            # Another node's GPUs are listed under "<holder> on <node>".
+            key = f"{n} on {printable(g.node)}" if g.node else n
+            by_holder.setdefault(key, []).append(g.index)
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append("held: ", style="dim")
     for i, (name, idx) in enumerate(by_holder.items()):
         if i:
             t.append(" · ", style="dim")
-        t.append(name, style="dim" if name == "idle" else "bold")
+        t.append(name, style="dim" if name.startswith("idle") else "bold")
         t.append(f" {compact_gpu_list(','.join(map(str, idx)))}")
     return t
 
@@ -106,7 +110,7 @@ def gpu_lines(view: PipelineView | None, width: int = 60, max_lines: int = 1000)
         return out
     rows = view.gpu_rows()
     if len(rows) <= max_lines:
-        index_width = len(str(max((g.index for g in rows), default=0)))
+        index_width = max((len(printable(g.label)) for g in rows), default=1)
         for i, g in enumerate(rows):
             if i:
                 out.append("\n")
