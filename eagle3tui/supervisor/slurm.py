@@ -75,10 +75,10 @@ def build_submission(
     """The ``sbatch`` argv and batch script for one stage attempt.
 
     ``wrapper_argv`` is the prefix that runs the stage under the stage-wrapper
-    semantics (result file written atomically, SIGTERM forwarded). TODO(lead):
-    wire it to the stage wrapper, e.g. ``[python, "-I", stagewrap.py,
-    "--record", record_prefix, "--"]``, whose record prefix must be on storage
-    the compute nodes share. Pass ``[]`` to run the stage bare.
+    semantics (result file written atomically, SIGTERM forwarded); the Slurm
+    executor passes ``[python, "-I", stagewrap.py, "--record", prefix,
+    "--gpu-report", ..., "--"]``, whose record prefix must be on storage the
+    compute nodes share. Pass ``[]`` to run the stage bare.
 
     The job's environment is sbatch's (``--export=ALL`` is Slurm's default),
     so run the argv with the stage's env. The job is ``--no-requeue``: after a
