@@ -288,6 +288,7 @@ def test_gpus_of_a_slurm_stage_are_sampled_on_its_node(slurm_pipeline, tmp_path)
         name = "remote-gpus"
         stop_grace = "3s"
         gpu_interval = "0.5s"
+        stall_floor = "4s"
 
         [[stage]]
         name = "train"
@@ -314,6 +315,12 @@ def test_gpus_of_a_slurm_stage_are_sampled_on_its_node(slurm_pipeline, tmp_path)
                                                  "node": "vm"}
     panel = gpu_lines(view, width=100).plain
     assert "GPUvm:1" in panel and "train 3.0G" in panel and "other 1.0G" in panel, panel
+    # The stage now prints nothing: the node's testimony (GPU 87% busy) makes the
+    # stall verdict "quiet but working", where no GPU evidence would say "stalled".
+    quiet = wait_for(lambda: [a for a in p.alerts() if a["stage"] == "train" and a["kind"] in
+                              ("quiet-but-working", "stall")],
+                     timeout=60, interval=0.5, what="the stall verdict")
+    assert quiet[0]["kind"] == "quiet-but-working" and "GPU is still busy" in quiet[0]["message"], quiet
 
     # The node stops reporting when the job ends: the stage's GPUs leave the document.
     assert p.cli("stop", "train").returncode == 0

@@ -36,7 +36,7 @@ from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
-from eagle3tui.telemetry.node_report import read_report
+from eagle3tui.telemetry.node_report import read_report, witness_of
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import ensure_keeper, reap_wrappers, resume_interrupted
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
@@ -329,10 +329,15 @@ class Driver:
                 for path in self.config.stage(n).disk:
                     ends[str(path)] = now + float(remaining)
         self._projected_end = ends
+        for name, w in self.watches.items():
+            rec = self._watch_recs.get(name)
+            if rec is not None and is_slurm(rec):
+                # Its GPUs are on the job's node: the node's own report testifies.
+                w.gpu_witness = witness_of(read_report(self.store.gpu_report_path(name, rec.attempt)), now)
+            elif self.gpu is not None:
+                w.gpu_witness = self.gpu.witness(name)
         if self.gpu is None:
             return
-        for name, w in self.watches.items():
-            w.gpu_witness = self.gpu.witness(name)
         with self._telemetry_lock:
             updates, self._telemetry = self._telemetry, []
         for up in updates:

@@ -25,8 +25,10 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from eagle3tui.telemetry.attribution import attribute
+from eagle3tui.telemetry.attribution import Attribution, attribute
 from eagle3tui.telemetry.sampler import GpuSampler, GpuSnapshot
+from eagle3tui.telemetry.signals import SignalTracker, Thresholds
+from eagle3tui.witness import GpuWitness
 
 #: Environment variable naming a JSON file for the NVML stand-in
 #: (:class:`eagle3tui.telemetry.fakenvml.FileNvml`): for tests and demos on
@@ -47,9 +49,10 @@ def nvml_from_env(env: dict[str, str] | None = None) -> Any | None:
     return FileNvml(path)
 
 
-def build_report(snap: GpuSnapshot, root_pid: int, node: str, interval: float) -> dict[str, Any]:
-    """The node report for one snapshot: the node's GPUs and what ``root_pid``'s tree holds."""
-    att = attribute(snap, {"stage": root_pid})
+def build_report(snap: GpuSnapshot, att: Attribution, node: str, interval: float,
+                 witness: GpuWitness | None = None) -> dict[str, Any]:
+    """The node report for one snapshot: the node's GPUs, what the stage (attributed
+    as ``"stage"``) holds, and the node's testimony for the stall detector."""
     use = att.stages.get("stage")
     by_gpu = dict(use.bytes_by_gpu) if use else {}
     other: dict[int, int] = {}
@@ -66,7 +69,17 @@ def build_report(snap: GpuSnapshot, root_pid: int, node: str, interval: float) -
                   "pids": sorted(use.pids) if use else [],
                   "bytes_by_gpu": {str(i): b for i, b in sorted(by_gpu.items())}},
         "other_bytes_by_gpu": {str(i): b for i, b in sorted(other.items())},
+        "witness": None if witness is None else {"memory_changing": witness.memory_changing,
+                                                 "busy": witness.busy},
     }
+
+
+def witness_of(report: dict[str, Any] | None, now: float) -> GpuWitness | None:
+    """The node's testimony about its stage, or None when there is none or it is stale."""
+    w = (report or {}).get("witness")
+    if not isinstance(w, dict) or report is None or report_is_stale(report, now):
+        return None
+    return GpuWitness(memory_changing=bool(w.get("memory_changing")), busy=bool(w.get("busy")))
 
 
 def write_report(path: str, report: dict[str, Any]) -> None:
@@ -111,6 +124,10 @@ class NodeReporter:
         self.node = node
         self.interval = interval
         self.sampler = GpuSampler(nvml=nvml, interval=interval, history_s=interval)
+        # The same signals as the driver's own GPUs: "busy" and "memory moving" over
+        # the window, judged here where the samples are.
+        thresholds = Thresholds()
+        self.tracker = SignalTracker(thresholds, history_s=3 * thresholds.window_s)
         self.write_error: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="eagle3tui-node-report", daemon=True)
@@ -126,7 +143,10 @@ class NodeReporter:
 
     def report_once(self) -> dict[str, Any]:
         """Sample, write, and return one report."""
-        report = build_report(self.sampler.sample(), self.root_pid, self.node, self.interval)
+        snap = self.sampler.sample()
+        att = attribute(snap, {"stage": self.root_pid})
+        self.tracker.update(snap, att)
+        report = build_report(snap, att, self.node, self.interval, self.tracker.stage_witness("stage"))
         try:
             write_report(self.path, report)
             self.write_error = None
