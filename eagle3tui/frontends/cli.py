@@ -264,16 +264,15 @@ def last_frames(text: str) -> str:
 
     A tqdm bar writes hundreds of ``\\r``-separated frames on one line; printed
     as they are, they make one huge line. The log file itself keeps them all.
+    A message that shared the line with the bar (``...it/s]received SIGTERM``)
+    is printed on a line of its own after the bar's last frame
+    (:func:`eagle3tui.frontends.redraw.shown_rows`).
     """
-    from eagle3tui.logs.follower import split_segments
+    from eagle3tui.frontends.redraw import shown_rows
 
     if "\r" not in text:
         return text
-    out = []
-    for line in text.split("\n"):
-        segs = split_segments(line)
-        out.append(segs[-1] if segs else "")
-    return "\n".join(out)
+    return "\n".join("\n".join(shown_rows(line)) for line in text.split("\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
