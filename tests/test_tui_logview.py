@@ -308,3 +308,61 @@ def test_redrawn_line_rows() -> None:
     # Bounded: a line of many messages keeps the last three and the frame.
     many = "".join(f"\rnote {i}" for i in range(100)) + "\r" + frame(45)
     assert shown_rows(many) == ["note 97", "note 98", "note 99", frame(45)]
+
+
+# -- long lines: left/right when cut, `w` to wrap, kept across stages ------------------
+
+async def test_wrap_toggle_is_kept_and_cut_lines_scroll_sideways(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_tui_snapshots import LONG_LINES, build_long_lines_state
+
+    app = build_long_lines_state(tmp_path / "p")
+
+    def rows() -> list[str]:
+        view = app.logview
+        return ["".join(seg.text for seg in view.render_line(y)) for y in range(view.size.height)]
+
+    def title() -> str:
+        return str(app.log_title.render())
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.logview
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                ln.text == LONG_LINES[-1] for ln in view.model.lines):
+            await pilot.pause(0.05)
+        await pilot.pause(0.1)
+        # Cut: the NCCL line's end is off screen; right scrolls sideways to it.
+        assert not any("END-OF-LINE" in r for r in rows())
+        view.focus()
+        for _ in range(40):
+            await pilot.press("right")
+        await pilot.pause(0.1)
+        assert view.scroll_x > 0 and "from column" in title(), title()
+        assert any("END-OF-LINE" in r for r in rows()), rows()
+        # w wraps: the whole line is on screen, sideways scrolling is gone.
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        assert view.wrap and view.scroll_x == 0 and "wrapped" in title()
+        assert any("END-OF-LINE" in r for r in rows()), rows()
+        # Another stage's log is wrapped too, and coming back keeps it wrapped.
+        app.table.focus()
+        await pilot.press("down")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+                app.log_target and app.log_target.stage == "regenerate" and view.model.lines):
+            await pilot.pause(0.05)
+        assert view.wrap and "wrapped" in title()
+        await pilot.press("up")
+        while time.monotonic() < deadline and not any(
+                ln.text == LONG_LINES[-1] for ln in view.model.lines):
+            await pilot.pause(0.05)
+        await pilot.pause(0.1)
+        assert view.wrap and any("END-OF-LINE" in r for r in rows())
+        # And w again cuts the lines once more.
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        assert not view.wrap and "w: wrap" in title()
+        assert not any("END-OF-LINE" in r for r in rows())
+        assert any(r.rstrip().endswith("…") for r in rows())
+

@@ -51,7 +51,7 @@ from eagle3tui.frontends.tui.alertspanel import AlertsPanel
 from eagle3tui.frontends.tui.footer import PinnedFooter
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
-from eagle3tui.frontends.tui.logview import LogView
+from eagle3tui.frontends.tui.logview import GUTTER, LogView
 from eagle3tui.frontends.tui.screens import ConfirmScreen, HelpScreen
 from eagle3tui.frontends.tui.stagetable import StageTable
 
@@ -210,6 +210,7 @@ class EagleApp(App[int]):
         Binding("k", "skip", "Skip/unskip"),
         Binding("o", "pager", "Pager"),
         Binding("f", "filter", "Filter"),
+        Binding("w", "wrap", "Wrap"),
         Binding("slash", "search", "Search", key_display="/"),
         Binding("n", "search_next", "Next", show=False),
         Binding("N", "search_prev", "Prev", show=False),
@@ -236,6 +237,8 @@ class EagleApp(App[int]):
         ("k", "skip the selected stage, or unskip it"),
         ("o", "open the selected stage's log in $PAGER"),
         ("f", "log filter: all → events → fatal"),
+        ("w", "wrap long log lines, or cut them at the edge (…); left/right"),
+        ("", "scroll sideways through cut lines"),
         ("/  n  N", "search the log; next / previous match"),
         ("G", "jump to the end of the log and follow it"),
         ("enter", "on an alert: show its line in the log"),
@@ -463,6 +466,13 @@ class EagleApp(App[int]):
                 t.append(f" · /{printable(self.search_text)}")
             t.append(" · following" if view.follow else " · paused (G: follow)",
                      style="green" if view.follow else "yellow")
+            if view.wrap:
+                t.append(" · wrapped (w: cut)")
+            elif view.scroll_x:
+                t.append(f" · from column {int(view.scroll_x) - GUTTER + 1} (←)"
+                         if view.scroll_x > GUTTER else " · scrolled (←)")
+            elif view.cut:
+                t.append(" · w: wrap", style="dim")
             if st.reason and st.attempt == tg.attempt:
                 t.append(" · " + printable(st.reason), style="dim")
         if t.plain != self._log_title_plain:
@@ -672,6 +682,14 @@ class EagleApp(App[int]):
 
     def action_filter(self) -> None:
         self.logview.refilter()
+        self._update_log_title()
+
+    def action_wrap(self) -> None:
+        self.logview.toggle_wrap()
+        self._update_log_title()
+
+    @on(LogView.Changed)
+    def _on_log_view_changed(self) -> None:
         self._update_log_title()
 
     def action_follow(self) -> None:
