@@ -250,3 +250,55 @@ async def test_alerts_default_to_warnings_and_one_key_shows_all(tmp_path: Path) 
         await wait_for(pilot, lambda: len(panel.received) == 6, "the new alerts")
         assert [a["kind"] for a in panel.alerts][0] == "eta-drift"
         assert "3 info hidden" in str(app.alerts_title.render())
+
+
+# -- the Done column counts in the bar's own unit (issue 16, finding 12) -------------
+
+# Real tqdm frames (its own format_meter) of a slow step counter, whose rate reads
+# "2.33s/step", and of a wait counted in seconds; then each stage keeps running.
+STEPS = """
+import sys, time
+from tqdm import tqdm
+for n in (100, 430):
+    sys.stderr.write("\\r" + tqdm.format_meter(n, 2500, n * 2.33, unit="step", prefix="train"))
+sys.stderr.write("\\n")
+sys.stderr.flush()
+time.sleep(120)
+"""
+SECONDS = """
+import sys, time
+from tqdm import tqdm
+sys.stderr.write(tqdm.format_meter(120, 600, 120, unit="s", prefix="waiting for the server") + "\\n")
+sys.stderr.flush()
+time.sleep(120)
+"""
+
+
+async def test_done_column_counts_steps_in_steps_and_seconds_in_seconds(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir(parents=True)
+    (root / "steps.py").write_text(STEPS)
+    (root / "wait.py").write_text(SECONDS)
+    cfg = write_toml(root, f"""
+        [[stage]]
+        name = "train"
+        command = ["{sys.executable}", "steps.py"]
+        stop_grace = "2s"
+        [[stage]]
+        name = "serve"
+        command = ["{sys.executable}", "wait.py"]
+        stop_grace = "2s"
+        """)
+    app = RecordingApp(cfg)
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await wait_for(pilot, lambda: app.statuses, "the first state poll")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: "430/2500" in _row_text(app, "train")
+                           and "/600" in _row_text(app, "serve"), "both counters in the list")
+            train, serve = _row_text(app, "train"), _row_text(app, "serve")
+            assert "430/2500 step" in train and "2500 s " not in train + " ", train
+            assert "120/600 s" in serve, serve
+            assert "2.33s/step" in (cfg.state_dir / "logs" / "train.log").read_text()
+    finally:
+        stop_everything(cfg)
