@@ -217,7 +217,7 @@ async def test_focus_is_visible_and_help_lists_tab_and_arrows(tmp_path: Path) ->
         assert app.log_title.styles.background == log_bg0
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
-        text = str(app.screen.query_one("Static").render())
+        text = app.screen.plain
         for words in ("tab", "shift+tab", "up/down", "home/end", "l ", "warnings"):
             assert words in text, words
         assert "-m eagle3tui --config" in text  # how to come back, runnable as printed
@@ -302,3 +302,27 @@ async def test_done_column_counts_steps_in_steps_and_seconds_in_seconds(tmp_path
             assert "2.33s/step" in (cfg.state_dir / "logs" / "train.log").read_text()
     finally:
         stop_everything(cfg)
+
+
+async def test_help_fits_80x24_wraps_in_its_column_and_scrolls_to_the_way_back(
+        tmp_path: Path) -> None:
+    from test_tui_snapshots import build_state, screen_rows
+
+    app = build_state(tmp_path / "p")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1, "state")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+        await pilot.pause(0.2)
+        rows = screen_rows(app)
+        # A wrapped description continues in its own column, not under the keys.
+        i = next(i for i, r in enumerate(rows) if "up/down  select a stage" in r)
+        assert rows[i + 1].find("alert") == rows[i].index("select a stage"), rows[i:i + 2]
+        # The list is longer than 24 rows: it scrolls, down to the quit key and the
+        # command that comes back.
+        assert not any("come back with" in r for r in rows)
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        rows = screen_rows(app)
+        assert any("quit (stages keep running)" in r for r in rows), rows
+        assert any("come back with" in r for r in rows), rows
