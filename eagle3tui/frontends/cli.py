@@ -278,7 +278,11 @@ def last_frames(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="eagle3tui",
-        description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends).",
+        description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends). "
+                    "With no COMMAND: open the TUI (or supervise headless with --watch).",
+        epilog="Exit codes: 0 ok (--watch: the pipeline completed), 1 a stage or command failed, "
+               "2 a usage or configuration error, 130 --watch stopped by Ctrl-C/SIGTERM "
+               "(stages keep running).",
     )
     ap.add_argument("--config", default=os.environ.get("EAGLE3TUI_CONFIG", "pipeline.toml"),
                     help="pipeline file (default: ./pipeline.toml)")
@@ -289,8 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--run-all", action="store_true", help="with --watch: start every stage")
     ap.add_argument("--alerts-from-start", action="store_true",
                     help="with --watch, when another process drives: print the alerts file from "
-                         "its beginning. --watch exits 0 when the pipeline completed, 1 when a "
-                         "stage failed, 130 on Ctrl-C/SIGTERM (stages keep running)")
+                         "its beginning")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:
