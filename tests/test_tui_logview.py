@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from eagle3tui.config import load_config
+from eagle3tui.config import PipelineConfig, load_config
 from eagle3tui.supervisor.protocol import send_command
 from eagle3tui.supervisor.lock import lock_held
 from eagle3tui.frontends.tui.app import EagleApp, skip_to_tail
@@ -182,7 +182,7 @@ time.sleep(120)
 """
 
 
-def _one_stage(tmp_path: Path, script: str) -> "PipelineConfig":
+def _one_stage(tmp_path: Path, script: str) -> PipelineConfig:
     (tmp_path / "train.py").write_text(script)
     (tmp_path / "pipeline.toml").write_text(textwrap.dedent(f"""
         [[stage]]
@@ -198,7 +198,7 @@ def _screen_rows(app: EagleApp) -> list[str]:
             for y in range(app.logview.size.height)]
 
 
-def _wait_gone(cfg) -> None:
+def _wait_gone(cfg: PipelineConfig) -> None:
     from eagle3tui.view import load_view
 
     deadline = time.monotonic() + 30
@@ -246,7 +246,7 @@ def test_sigterm_message_glued_to_a_bar_is_its_own_row_in_the_pane_and_in_logs(
         assert any(r.rstrip().endswith(SIGTERM_MESSAGE) for r in screen), screen
         # `logs` and `logs -f`: the same, one line each.
         out = subprocess.run(cli + ["logs", "train"], capture_output=True, text=True,
-                             timeout=60).stdout.splitlines()
+                             timeout=60, check=True).stdout.splitlines()
         assert follow is not None
         followed = follow.communicate(timeout=60)[0].splitlines()
         for lines in (out, followed):

@@ -288,13 +288,13 @@ def test_eight_gpus_80x24(snap_compare, tmp_path: Path, utc: None, tp8_service) 
 # -- long log lines: cut with a mark, or wrapped with `w`; no scrollbar glyph -------
 
 LONG_LINES = [
-    "/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:4807: UserWarning: "
-    "No device id is provided via `init_process_group` or `barrier `. Using the current device "
-    "set by the user.",
-    "[rank0]:[W1128 14:35:29.117 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has "
-    "NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the "
-    "application should call destroy_process_group to ensure that any pending NCCL operations "
-    "have finished in this process. END-OF-LINE",
+    ("/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:4807: UserWarning: "
+     "No device id is provided via `init_process_group` or `barrier `. Using the current device "
+     "set by the user."),
+    ("[rank0]:[W1128 14:35:29.117 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has "
+     "NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the "
+     "application should call destroy_process_group to ensure that any pending NCCL operations "
+     "have finished in this process. END-OF-LINE"),
     "short line after them",
 ]
 # What Textual draws a scrollbar with (thumb ends, track): none belongs in the log pane.

@@ -226,8 +226,8 @@ class EagleApp(App[int]):
     HELP_ROWS: ClassVar[list[tuple[str, str]]] = [
         ("up/down", "select a stage (stage list), scroll the log, or pick an alert"),
         ("home/end", "first / last stage"),
-        ("tab", "move focus: stages → log → alerts (the focused pane's title is highlighted; "
-                "the selected stage is a reversed bar while the list has focus)"),
+        ("tab", ("move focus: stages → log → alerts (the focused pane's title is highlighted; "
+                 "the selected stage is a reversed bar while the list has focus)")),
         ("shift+tab", "move focus back"),
         ("s", "start the selected stage (and what it depends on)"),
         ("a", "run all stages in dependency order"),
@@ -237,15 +237,15 @@ class EagleApp(App[int]):
         ("k", "skip the selected stage, or unskip it"),
         ("o", "open the selected stage's log in $PAGER"),
         ("f", "log filter: all → events → fatal"),
-        ("w", "wrap long log lines, or cut them at the edge (…); left/right scroll "
-              "sideways through cut lines"),
+        ("w", ("wrap long log lines, or cut them at the edge (…); left/right scroll "
+               "sideways through cut lines")),
         ("/  n  N", "search the log; next / previous match"),
         ("G", "jump to the end of the log and follow it"),
         ("enter", "on an alert: show its line in the log"),
         ("j", "show the line of the newest alert"),
         ("l", "alerts: warnings and criticals (default) ↔ every level"),
-        ("m  M", "teach a rule: the highlighted alert's line (alerts focused) or the marked "
-                 "log line is benign (m) / fatal (M) from now on"),
+        ("m  M", ("teach a rule: the highlighted alert's line (alerts focused) or the marked "
+                  "log line is benign (m) / fatal (M) from now on")),
         ("q", "quit (stages keep running)"),
     ]
 
