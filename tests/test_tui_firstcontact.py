@@ -217,7 +217,7 @@ async def test_focus_is_visible_and_help_lists_tab_and_arrows(tmp_path: Path) ->
         assert app.log_title.styles.background == log_bg0
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
-        text = str(app.screen.query_one("Static").render())
+        text = app.screen.plain
         for words in ("tab", "shift+tab", "up/down", "home/end", "l ", "warnings"):
             assert words in text, words
         assert "-m eagle3tui --config" in text  # how to come back, runnable as printed
@@ -250,3 +250,79 @@ async def test_alerts_default_to_warnings_and_one_key_shows_all(tmp_path: Path) 
         await wait_for(pilot, lambda: len(panel.received) == 6, "the new alerts")
         assert [a["kind"] for a in panel.alerts][0] == "eta-drift"
         assert "3 info hidden" in str(app.alerts_title.render())
+
+
+# -- the Done column counts in the bar's own unit (issue 16, finding 12) -------------
+
+# Real tqdm frames (its own format_meter) of a slow step counter, whose rate reads
+# "2.33s/step", and of a wait counted in seconds; then each stage keeps running.
+STEPS = """
+import sys, time
+from tqdm import tqdm
+for n in (100, 430):
+    sys.stderr.write("\\r" + tqdm.format_meter(n, 2500, n * 2.33, unit="step", prefix="train"))
+sys.stderr.write("\\n")
+sys.stderr.flush()
+time.sleep(120)
+"""
+SECONDS = """
+import sys, time
+from tqdm import tqdm
+sys.stderr.write(tqdm.format_meter(120, 600, 120, unit="s", prefix="waiting for the server") + "\\n")
+sys.stderr.flush()
+time.sleep(120)
+"""
+
+
+async def test_done_column_counts_steps_in_steps_and_seconds_in_seconds(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir(parents=True)
+    (root / "steps.py").write_text(STEPS)
+    (root / "wait.py").write_text(SECONDS)
+    cfg = write_toml(root, f"""
+        [[stage]]
+        name = "train"
+        command = ["{sys.executable}", "steps.py"]
+        stop_grace = "2s"
+        [[stage]]
+        name = "serve"
+        command = ["{sys.executable}", "wait.py"]
+        stop_grace = "2s"
+        """)
+    app = RecordingApp(cfg)
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await wait_for(pilot, lambda: app.statuses, "the first state poll")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: "430/2500" in _row_text(app, "train")
+                           and "/600" in _row_text(app, "serve"), "both counters in the list")
+            train, serve = _row_text(app, "train"), _row_text(app, "serve")
+            assert "430/2500 step" in train and "2500 s " not in train + " ", train
+            assert "120/600 s" in serve, serve
+            assert "2.33s/step" in (cfg.state_dir / "logs" / "train.log").read_text()
+    finally:
+        stop_everything(cfg)
+
+
+async def test_help_fits_80x24_wraps_in_its_column_and_scrolls_to_the_way_back(
+        tmp_path: Path) -> None:
+    from test_tui_snapshots import build_state, screen_rows
+
+    app = build_state(tmp_path / "p")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.polls >= 1, "state")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "help")
+        await pilot.pause(0.2)
+        rows = screen_rows(app)
+        # A wrapped description continues in its own column, not under the keys.
+        i = next(i for i, r in enumerate(rows) if "up/down  select a stage" in r)
+        assert rows[i + 1].find("alert") == rows[i].index("select a stage"), rows[i:i + 2]
+        # The list is longer than 24 rows: it scrolls, down to the quit key and the
+        # command that comes back.
+        assert not any("come back with" in r for r in rows)
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        rows = screen_rows(app)
+        assert any("quit (stages keep running)" in r for r in rows), rows
+        assert any("come back with" in r for r in rows), rows

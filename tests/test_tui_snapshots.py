@@ -283,3 +283,99 @@ def test_eight_gpus_80x24(snap_compare, tmp_path: Path, utc: None, tp8_service) 
     # Nine stages in fewer lines: the failed and the running ones are shown.
     assert len(seen["shown"]) < 9
     assert {"quantize", "serve-eval", "evaluate", "prepare"} <= set(seen["shown"])
+
+
+# -- long log lines: cut with a mark, or wrapped with `w`; no scrollbar glyph -------
+
+LONG_LINES = [
+    ("/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:4807: UserWarning: "
+     "No device id is provided via `init_process_group` or `barrier `. Using the current device "
+     "set by the user."),
+    ("[rank0]:[W1128 14:35:29.117 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has "
+     "NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the "
+     "application should call destroy_process_group to ensure that any pending NCCL operations "
+     "have finished in this process. END-OF-LINE"),
+    "short line after them",
+]
+# What Textual draws a scrollbar with (thumb ends, track): none belongs in the log pane.
+SCROLLBAR_GLYPHS = set("▁▂▃▄▅▆▇█▉▊▋▌▍▎▏▐")
+
+
+def build_long_lines_state(root: Path) -> EagleApp:
+    """``build_state`` with long lines at the end of the selected stage's log."""
+    app = build_state(root)
+    rec = RunStore(app.config.state_dir).latest("serve")
+    assert rec is not None
+    with open(rec.log, "a") as f:
+        f.write("".join(line + "\n" for line in LONG_LINES))
+    return app
+
+
+def screen_rows(app: EagleApp) -> list[str]:
+    """The screen as text rows, read from the same SVG export a snapshot stores."""
+    import html
+    import re
+
+    rows = [""] * app.size.height
+    svg = app.export_screenshot()
+    for m in re.finditer(r'<text[^>]* x="([\d.]+)"[^>]*clip-path="url\(#[\w-]*line-(\d+)\)">'
+                         r"([^<]*)</text>", svg):
+        col, row = round(float(m.group(1)) / 12.2), int(m.group(2))
+        rows[row] = rows[row].ljust(col) + html.unescape(m.group(3)).replace("\xa0", " ")
+    return rows
+
+
+def log_pane_rows(app: EagleApp, rows: list[str]) -> list[str]:
+    """The log pane's rows, left of its vertical scrollbar (a real one, when drawn)."""
+    r = app.logview.region
+    right = r.right - app.logview.scrollbar_size_vertical
+    return [row.ljust(r.right)[r.x:right] for row in rows[r.y:r.bottom]]
+
+
+async def _ready_long(pilot) -> None:
+    await _ready(pilot)
+    app: EagleApp = pilot.app
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            ln.text == LONG_LINES[-1] for ln in app.logview.model.lines):
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+
+
+def test_long_lines_cut_80x24(snap_compare, tmp_path: Path, utc: None) -> None:
+    app = build_long_lines_state(tmp_path / "p")
+    seen: dict[str, list[str]] = {}
+
+    async def ready(pilot) -> None:
+        await _ready_long(pilot)
+        seen["pane"] = log_pane_rows(app, screen_rows(app))
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+    pane = seen["pane"]
+    # No horizontal scrollbar: its thumb drew a lone ▌ at the pane's bottom-left.
+    assert not SCROLLBAR_GLYPHS & set("".join(pane)), pane
+    assert any(row.split()[1:] == ["short", "line", "after", "them"] for row in pane), pane
+    # A cut line says so in its last visible cell, and the title says how to see the rest.
+    cut = [row for row in pane if "ProcessGroupNCCL.cpp" in row]
+    assert cut and cut[0].rstrip().endswith("…"), pane
+    assert "w: wrap" in str(app.log_title.render())
+
+
+def test_long_lines_wrapped_80x24(snap_compare, tmp_path: Path, utc: None) -> None:
+    app = build_long_lines_state(tmp_path / "p")
+    seen: dict[str, list[str]] = {}
+
+    async def ready(pilot) -> None:
+        await _ready_long(pilot)
+        await pilot.press("w")
+        await pilot.pause(0.2)
+        seen["pane"] = log_pane_rows(app, screen_rows(app))
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ready)
+    pane = seen["pane"]
+    assert not SCROLLBAR_GLYPHS & set("".join(pane)), pane
+    # Following: the end of the long NCCL line is on screen, on a continuation
+    # row (blank gutter), and nothing is cut.
+    assert any(row.startswith(" " * 7) and "END-OF-LINE" in row for row in pane), pane
+    assert not any(row.rstrip().endswith("…") for row in pane), pane
+    assert "wrapped (w: cut)" in str(app.log_title.render())

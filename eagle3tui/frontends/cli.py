@@ -264,22 +264,25 @@ def last_frames(text: str) -> str:
 
     A tqdm bar writes hundreds of ``\\r``-separated frames on one line; printed
     as they are, they make one huge line. The log file itself keeps them all.
+    A message that shared the line with the bar (``...it/s]received SIGTERM``)
+    is printed on a line of its own after the bar's last frame
+    (:func:`eagle3tui.frontends.redraw.shown_rows`).
     """
-    from eagle3tui.logs.follower import split_segments
+    from eagle3tui.frontends.redraw import shown_rows
 
     if "\r" not in text:
         return text
-    out = []
-    for line in text.split("\n"):
-        segs = split_segments(line)
-        out.append(segs[-1] if segs else "")
-    return "\n".join(out)
+    return "\n".join("\n".join(shown_rows(line)) for line in text.split("\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="eagle3tui",
-        description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends).",
+        description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends). "
+                    "With no COMMAND: open the TUI (or supervise headless with --watch).",
+        epilog="Exit codes: 0 ok (--watch: the pipeline completed), 1 a stage or command failed, "
+               "2 a usage or configuration error, 130 --watch stopped by Ctrl-C/SIGTERM "
+               "(stages keep running).",
     )
     ap.add_argument("--config", default=os.environ.get("EAGLE3TUI_CONFIG", "pipeline.toml"),
                     help="pipeline file (default: ./pipeline.toml)")
@@ -290,8 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--run-all", action="store_true", help="with --watch: start every stage")
     ap.add_argument("--alerts-from-start", action="store_true",
                     help="with --watch, when another process drives: print the alerts file from "
-                         "its beginning. --watch exits 0 when the pipeline completed, 1 when a "
-                         "stage failed, 130 on Ctrl-C/SIGTERM (stages keep running)")
+                         "its beginning")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:

@@ -23,6 +23,7 @@ import shlex
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,17 +40,18 @@ from textual.worker import get_current_worker
 
 from eagle3tui.alerts import JsonlTail
 from eagle3tui.config import PipelineConfig
-from eagle3tui.logs.follower import Chunk, LogFollower, split_segments
+from eagle3tui.logs.follower import Chunk, LogFollower
 from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
 from eagle3tui.view import PipelineView, load_view
 from eagle3tui.frontends.invocation import invocation
+from eagle3tui.frontends.redraw import TAIL_SEGMENTS, shown_rows
 from eagle3tui.frontends.tui.alertspanel import AlertsPanel
 from eagle3tui.frontends.tui.footer import PinnedFooter
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
-from eagle3tui.frontends.tui.logview import LogView
+from eagle3tui.frontends.tui.logview import GUTTER, LogView
 from eagle3tui.frontends.tui.screens import ConfirmScreen, HelpScreen
 from eagle3tui.frontends.tui.stagetable import StageTable
 
@@ -117,10 +119,14 @@ class LogTarget:
 
 
 def chunk_lines(chunk: Chunk, end: int | None = None) -> list[tuple[int, str, str]]:
-    """``(line_no, text, "")`` for a chunk: each line's latest ``\\r`` segment.
+    """``(line_no, text, "")`` for a chunk's complete lines, as the pane shows them.
 
-    Lines at or after file offset ``end`` (a later attempt's) are left out.
-    Kinds come later, from the driver's verdicts.
+    ``text`` holds a line's rows, ``\\n``-separated: a ``\\r``-redrawn line is
+    its latest progress frame plus any message that shared it
+    (:func:`~eagle3tui.frontends.redraw.shown_rows`). Lines at or after file
+    offset ``end`` (a later attempt's) are left out. Kinds come later, from
+    the driver's verdicts. The open last line is the follower's business
+    (:class:`OpenLine`).
     """
     out: list[tuple[int, str, str]] = []
     no = chunk.first_no
@@ -132,14 +138,49 @@ def chunk_lines(chunk: Chunk, end: int | None = None) -> list[tuple[int, str, st
         nl = data.find(b"\n", pos)
         if nl < 0:
             break
-        segs = split_segments(data[pos:nl].decode("utf-8", "replace"))
-        out.append((no, segs[-1] if segs else "", ""))
+        out.append((no, "\n".join(shown_rows(data[pos:nl].decode("utf-8", "replace"))), ""))
         no += 1
         pos = nl + 1
-    if chunk.updates and (end is None or chunk.end_offset < end):
-        last = chunk.updates[-1]
-        out.append((last.no, last.text, ""))
     return out
+
+
+class OpenLine:
+    """The log's unfinished last line, as a terminal shows it now.
+
+    A bar that is still drawing, or a message printed after its last frame
+    with no newline yet (a stage that stops at a safe point may exit without
+    one), is on no complete line: this keeps the line's newest ``\\r``
+    segments so the pane can show its current frame and any message on it.
+    """
+
+    def __init__(self) -> None:
+        self.no = 0
+        self.segments: deque[str] = deque(maxlen=TAIL_SEGMENTS)
+        self.shown: tuple[int, str] | None = None
+
+    def feed(self, chunk: Chunk) -> None:
+        """Take the chunk's finished segments of the open line."""
+        for upd in chunk.updates:
+            if upd.no != self.no:
+                self.no = upd.no
+                self.segments.clear()
+            self.segments.append(upd.text)
+
+    def row(self, follower: LogFollower) -> tuple[int, str, str] | None:
+        """The open line's rows when they changed since last asked, else None."""
+        no = follower.line_no + 1
+        if no != self.no:
+            self.no = no
+            self.segments.clear()
+        current = follower.pending_text()
+        text = "\r".join([*self.segments, current]) if self.segments else current
+        if not text.strip():
+            return None
+        shown = (no, "\n".join(shown_rows("\r" + text)))
+        if shown == self.shown:
+            return None
+        self.shown = shown
+        return (no, shown[1], "")
 
 
 def read_verdicts(tail: JsonlTail) -> list[tuple[int, int, str]]:
@@ -169,6 +210,7 @@ class EagleApp(App[int]):
         Binding("k", "skip", "Skip/unskip"),
         Binding("o", "pager", "Pager"),
         Binding("f", "filter", "Filter"),
+        Binding("w", "wrap", "Wrap"),
         Binding("slash", "search", "Search", key_display="/"),
         Binding("n", "search_next", "Next", show=False),
         Binding("N", "search_prev", "Prev", show=False),
@@ -184,8 +226,8 @@ class EagleApp(App[int]):
     HELP_ROWS: ClassVar[list[tuple[str, str]]] = [
         ("up/down", "select a stage (stage list), scroll the log, or pick an alert"),
         ("home/end", "first / last stage"),
-        ("tab", "move focus: stages → log → alerts (the focused pane's title is"),
-        ("", "highlighted; the selected stage is a reversed bar while focused)"),
+        ("tab", ("move focus: stages → log → alerts (the focused pane's title is highlighted; "
+                 "the selected stage is a reversed bar while the list has focus)")),
         ("shift+tab", "move focus back"),
         ("s", "start the selected stage (and what it depends on)"),
         ("a", "run all stages in dependency order"),
@@ -195,13 +237,15 @@ class EagleApp(App[int]):
         ("k", "skip the selected stage, or unskip it"),
         ("o", "open the selected stage's log in $PAGER"),
         ("f", "log filter: all → events → fatal"),
+        ("w", ("wrap long log lines, or cut them at the edge (…); left/right scroll "
+               "sideways through cut lines")),
         ("/  n  N", "search the log; next / previous match"),
         ("G", "jump to the end of the log and follow it"),
         ("enter", "on an alert: show its line in the log"),
         ("j", "show the line of the newest alert"),
         ("l", "alerts: warnings and criticals (default) ↔ every level"),
-        ("m  M", "teach a rule: the highlighted alert's line (alerts focused) or"),
-        ("", "the marked log line is benign (m) / fatal (M) from now on"),
+        ("m  M", ("teach a rule: the highlighted alert's line (alerts focused) or the marked "
+                  "log line is benign (m) / fatal (M) from now on")),
         ("q", "quit (stages keep running)"),
     ]
 
@@ -422,6 +466,13 @@ class EagleApp(App[int]):
                 t.append(f" · /{printable(self.search_text)}")
             t.append(" · following" if view.follow else " · paused (G: follow)",
                      style="green" if view.follow else "yellow")
+            if view.wrap:
+                t.append(" · wrapped (w: cut)")
+            elif view.scroll_x:
+                t.append(f" · from column {int(view.scroll_x) - GUTTER + 1} (←)"
+                         if view.scroll_x > GUTTER else " · scrolled (←)")
+            elif view.cut:
+                t.append(" · w: wrap", style="dim")
             if st.reason and st.attempt == tg.attempt:
                 t.append(" · " + printable(st.reason), style="dim")
         if t.plain != self._log_title_plain:
@@ -445,20 +496,31 @@ class EagleApp(App[int]):
         verdicts = JsonlTail(Path(prefix + ".verdicts.jsonl"), from_start=True)
         pending: list[tuple[int, str, str]] = []
         marks: list[tuple[int, int, str]] = []
+        open_line = OpenLine()
         reset = False
         idle = 0
         try:
             while not worker.is_cancelled:
                 got = False
+                caught_up = False
                 for _ in range(8):  # bounded work per round keeps cancellation prompt
                     chunk = follower.read_chunk()
                     if chunk is None:
+                        caught_up = True
                         break
                     got = True
                     if chunk.reset:
                         pending.clear()
+                        open_line = OpenLine()
                         reset = True
                     pending.extend(chunk_lines(chunk, end))
+                    open_line.feed(chunk)
+                # An older attempt's lines are all complete; a live one's last
+                # line is shown as it stands once everything before it is read.
+                if caught_up and end is None:
+                    row = open_line.row(follower)
+                    if row is not None:
+                        pending.append(row)
                     if len(pending) > self.max_log_lines * 2:
                         # The UI keeps max_log_lines anyway: don't queue more than it shows.
                         del pending[: len(pending) - self.max_log_lines]
@@ -620,6 +682,14 @@ class EagleApp(App[int]):
 
     def action_filter(self) -> None:
         self.logview.refilter()
+        self._update_log_title()
+
+    def action_wrap(self) -> None:
+        self.logview.toggle_wrap()
+        self._update_log_title()
+
+    @on(LogView.Changed)
+    def _on_log_view_changed(self) -> None:
         self._update_log_title()
 
     def action_follow(self) -> None:

@@ -65,25 +65,26 @@ class LogModel:
         last = max(first, min(last, first + 10_000))  # a runaway range costs nothing
         for no in range(first, last + 1):
             self._kinds[no] = kind
-        if self.lines:
-            base = self.lines[0].no
-            for no in range(max(first, base), min(last, self.lines[-1].no) + 1):
-                i = no - base
-                if 0 <= i < len(self.lines) and self.lines[i].no == no:
-                    self.lines[i].kind = kind
+        i = self._position(first)
+        while i is not None and i < len(self.lines) and self.lines[i].no <= last:
+            self.lines[i].kind = kind
+            i += 1
         self._view = None
 
     def add(self, no: int, text: str, kind: str = "") -> int:
-        """Add or replace a line; returns how many lines fell off the front."""
-        line = ShownLine(no, clean(text), kind or self._kinds.get(no, ""))
-        if self.lines and self.lines[-1].no == no:
-            prev = self.lines[-1]
-            # A redraw keeps the strongest classification its line ever had.
-            if not line.kind:
-                line.kind = prev.kind
-            self.lines[-1] = line
-        else:
-            self.lines.append(line)
+        """Add line ``no``, or replace it when it is the last one; returns how many rows fell off the front.
+
+        ``text`` may hold several rows separated by ``\\n`` (a redrawn line's
+        progress frame and a message that shared it): they replace every row
+        of line ``no`` at the end (a ``\\r`` bar redrawing its line).
+        """
+        kind = kind or self._kinds.get(no, "")
+        # A redraw keeps the strongest classification its line ever had.
+        while self.lines and self.lines[-1].no == no:
+            prev = self.lines.pop()
+            kind = kind or prev.kind
+        for row in text.split("\n"):
+            self.lines.append(ShownLine(no, clean(row), kind))
         fell = 0
         while len(self.lines) > self.max_lines:
             self.lines.popleft()
@@ -91,6 +92,20 @@ class LogModel:
         self.dropped += fell
         self._view = None
         return fell
+
+    def _position(self, no: int) -> int | None:
+        """Index in ``lines`` of the first row of line ``no`` or, failing that, of a later line."""
+        if not self.lines or no > self.lines[-1].no:
+            return None
+        # Rows are in line order, one or more per line: line ``no`` is at or
+        # after ``no - first``, a few rows later when redrawn lines have two.
+        n = len(self.lines)
+        i = max(0, no - self.lines[0].no)
+        if i >= n or self.lines[i].no > no:
+            i = 0  # numbering with a gap: look from the start
+        while i < n and self.lines[i].no < no:
+            i += 1
+        return i if i < n else None
 
     # -- filtered view ---------------------------------------------------
     def set_filter(self, name: str) -> None:
@@ -138,17 +153,7 @@ class LogModel:
     def index_of(self, no: int) -> int | None:
         """View index of physical line ``no`` (or the first shown line after it)."""
         if self.filter == "all":
-            if not self.lines:
-                return None
-            first = self.lines[0].no
-            # Line numbers increase by one per line (no gaps) in the unfiltered deque.
-            i = no - first
-            if 0 <= i < len(self.lines) and self.lines[i].no == no:
-                return i
-            for j, ln in enumerate(self.lines):
-                if ln.no >= no:
-                    return j
-            return None
+            return self._position(no)
         for j, ln in enumerate(self.view):
             if ln.no >= no:
                 return j

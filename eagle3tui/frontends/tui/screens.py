@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -47,13 +48,18 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists the keys; any of escape, q or ? closes it."""
+    """Lists the keys; any of escape, q or ? closes it.
+
+    The keys are a two-column grid, so a description that wraps stays in its
+    column; the list scrolls (up/down, page up/down, home/end) where the
+    terminal is shorter than it, as at 80×24.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 76; max-width: 95%; height: auto; max-height: 90%;
-                           border: thick $primary; background: $panel; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 80; max-width: 95%; height: auto; max-height: 90%;
+                                 border: thick $primary; background: $panel; padding: 0 1; }
     """
 
     def __init__(self, rows: list[tuple[str, str]], footer: str) -> None:
@@ -61,15 +67,24 @@ class HelpScreen(ModalScreen[None]):
         self.rows = rows
         self.footer = footer
 
+    @property
+    def plain(self) -> str:
+        """Everything the screen lists, as plain text (one key a line)."""
+        return "\n".join(["eagle3tui keys", *(f"{k}  {d}" for k, d in self.rows), self.footer])
+
     def compose(self) -> ComposeResult:
-        t = Text()
-        t.append("eagle3tui keys\n\n", style="bold")
+        keys = Table.grid(padding=(0, 2))
+        keys.add_column(justify="right", style="bold cyan", no_wrap=True)
+        keys.add_column()
         for key, desc in self.rows:
-            t.append(f"{key:>12}  ", style="bold cyan")
-            t.append(desc + "\n")
-        t.append("\n" + self.footer, style="dim")
-        with Vertical():
-            yield Static(t)
+            keys.add_row(key, Text(desc))
+        with VerticalScroll():
+            yield Static(Text("eagle3tui keys (scroll: up/down)", style="bold"))
+            yield Static(keys, id="help-keys")
+            yield Static(Text(self.footer, style="dim"), id="help-footer")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
