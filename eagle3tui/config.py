@@ -15,7 +15,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from eagle3tui.durations import parse_duration
@@ -262,6 +262,13 @@ class _Builder:
             return default
 
 
+def one_of(got: str, known: Iterable[str]) -> str:
+    """The fix for an unknown name: the closest known one first, then all of them."""
+    names = sorted(known)
+    close = difflib.get_close_matches(got, names, n=1)
+    return (f"did you mean {close[0]!r}? " if close else "") + f"use one of: {', '.join(names)}"
+
+
 def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, line: int | None) -> str:
     """Replace ``{name}`` with its value; ``{{`` and ``}}`` are literal braces.
 
@@ -282,8 +289,10 @@ def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, li
             return tok
         if name not in variables:
             known = ", ".join(sorted(variables)) or "none"
+            close = difflib.get_close_matches(name, sorted(variables), n=1)
             b.err(f"unknown variable {{{name}}}", key, line,
-                  f"define it under [vars] or pass --set {name}=VALUE (known: {known})")
+                  (f"did you mean {{{close[0]}}}? " if close else "")
+                  + f"define it under [vars] or pass --set {name}=VALUE (known: {known})")
             return tok
         return variables[name]
 
@@ -327,7 +336,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     for k in raw:
         if k not in TOP_KEYS:
             b.err(f"unknown top-level key {k!r}", k, b.loc.key_line(None, k) or b.loc.table_line(k),
-                  f"use one of: {', '.join(sorted(TOP_KEYS))}")
+                  one_of(k, TOP_KEYS))
 
     pipe = raw.get("pipeline", {})
     if not isinstance(pipe, dict):
@@ -336,7 +345,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     for k in pipe:
         if k not in PIPELINE_KEYS:
             b.err(f"unknown key {k!r} in [pipeline]", f"pipeline.{k}", b.loc.key_line("pipeline", k),
-                  f"use one of: {', '.join(sorted(PIPELINE_KEYS))}")
+                  one_of(k, PIPELINE_KEYS))
     config_dir = path.parent
     name = str(pipe.get("name", config_dir.name or "pipeline"))
 
@@ -431,7 +440,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
             if d not in names:
                 b.err(f"stage {s.name!r} depends on unknown stage {d!r}", f"stage[{s.name}].depends_on",
                       b.loc.key_line("stage", "depends_on", seen[s.name]),
-                      f"use one of: {', '.join(sorted(names - {s.name}))}")
+                      one_of(d, names - {s.name}))
             elif d == s.name:
                 b.err(f"stage {s.name!r} depends on itself", f"stage[{s.name}].depends_on",
                       b.loc.key_line("stage", "depends_on", seen[s.name]), "remove it from depends_on")
@@ -577,7 +586,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
     for key in st:
         if key not in STAGE_KEYS:
             b.err(f"unknown key {key!r}", f"{k}.{key}", line(key),
-                  f"use one of: {', '.join(sorted(STAGE_KEYS))}")
+                  one_of(key, STAGE_KEYS))
 
     def sub(value: str, key: str) -> str:
         return _substitute(value, variables, b, f"{k}.{key}", line(key))
@@ -703,7 +712,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             for rk in r:
                 if rk not in READY_KEYS:
                     b.err(f"unknown key {rk!r} in ready", f"{k}.ready.{rk}", line("ready"),
-                          f"use one of: {', '.join(sorted(READY_KEYS))}")
+                          one_of(rk, READY_KEYS))
             url = r.get("url")
             logpat = r.get("log")
             if (url is None) == (logpat is None):
@@ -737,7 +746,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             for rk in r:
                 if rk not in RETRY_KEYS:
                     b.err(f"unknown key {rk!r} in retry", f"{k}.retry.{rk}", line("retry"),
-                          f"use one of: {', '.join(sorted(RETRY_KEYS))}")
+                          one_of(rk, RETRY_KEYS))
             ma = r.get("max_attempts", 3)
             if not isinstance(ma, int) or isinstance(ma, bool) or ma < 1:
                 b.err(f"retry.max_attempts must be an integer >= 1, got {ma!r}", f"{k}.retry.max_attempts",
@@ -779,7 +788,7 @@ def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
     for rk in r:
         if rk not in ON_FATAL_KEYS:
             b.err(f"unknown key {rk!r} in on_fatal", f"{k}.on_fatal.{rk}", line("on_fatal"),
-                  f"use one of: {', '.join(sorted(ON_FATAL_KEYS))}")
+                  one_of(rk, ON_FATAL_KEYS))
     action = r.get("action", FatalPolicy.action)
     if action not in ON_FATAL_ACTIONS:
         b.err(f"on_fatal.action must be one of {', '.join(ON_FATAL_ACTIONS)}, got {action!r}",
@@ -855,7 +864,7 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
     for k in raw:
         if k not in ALERT_KEYS:
             b.err(f"unknown key {k!r} in [alerts]", f"alerts.{k}", b.loc.key_line("alerts", k),
-                  f"use one of: {', '.join(sorted(ALERT_KEYS))}")
+                  one_of(k, ALERT_KEYS))
     command = None
     if "command" in raw:
         c = raw["command"]

@@ -95,6 +95,27 @@ command = ["true"]
 estimmate = "5m"
 """)
     assert "pipeline.toml:4" in msg and "stage[a].estimmate" in msg and "fix:" in msg
+    assert "did you mean 'estimate'?" in msg
+
+
+def test_misspelt_names_get_the_closest_known_one(tmp_path):
+    msg = error_of(tmp_path, """[pipeline]
+stal_floor = "1m"
+[[stage]]
+name = "tokenize"
+command = ["true"]
+[[stage]]
+name = "train"
+command = ["{modle}"]
+depends_on = ["tokenise"]
+retry = { max_atempts = 2 }
+[vars]
+model = "m"
+""")
+    assert "did you mean 'stall_floor'?" in msg
+    assert "unknown stage 'tokenise'" in msg and "did you mean 'tokenize'?" in msg
+    assert "did you mean 'max_attempts'?" in msg
+    assert "unknown variable {modle}" in msg and "did you mean {model}?" in msg
 
 
 def test_invalid_toml_names_line(tmp_path):

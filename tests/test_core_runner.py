@@ -222,6 +222,9 @@ def test_resume_appends_resume_args_and_restart_does_not(pipeline):
     wait_for(lambda: pipeline.stage("flaky")["state"] == "succeeded", what="resumed ok")
     recs = pipeline.records("flaky")
     assert recs[1]["argv"][-1] == "--resume" and recs[1]["resume"] and recs[1]["resumed_from"] == 1
+    # The user asked for it: news, not a warning (a retry policy's resume stays a warning).
+    resumed = [a for a in pipeline.alerts() if a["kind"] == "stage-resumed"]
+    assert [a["level"] for a in resumed] == ["info"], resumed
     pipeline.cli("restart", "flaky", check=True)
     wait_for(lambda: len(pipeline.records("flaky")) == 3 and pipeline.stage("flaky")["state"] == "failed",
              what="restart ran fresh")

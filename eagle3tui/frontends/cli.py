@@ -176,6 +176,8 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             ptxt = f"{_num(prog['n'])}/{_num(prog.get('total')) if prog.get('total') else '?'}"
             if prog.get("unit"):
                 ptxt += f" {prog['unit']}"
+        elif s["state"] == "succeeded":
+            ptxt = "100%"  # as the TUI shows it: done, whether or not it printed a bar
         drift = eta.get("drift")
         stale = bool(eta.get("stale") or live.get("stale")) or s["state"] == "failing"
         left = remaining_now(eta, now)

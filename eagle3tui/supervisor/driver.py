@@ -436,7 +436,9 @@ class Driver:
                         exit_code=rec.exit_code)
             return
         if resume:
-            self._alert("warning", "stage-resumed",
+            # A resume the user asked for is news, not a warning; one the retry policy
+            # chose means something failed.
+            self._alert("warning" if trigger == "retry" else "info", "stage-resumed",
                         f"resumed (attempt {rec.attempt}, resuming attempt {rec.resumed_from})"
                         + (" by retry policy" if trigger == "retry" else ""), rec,
                         argv=rec.argv)
