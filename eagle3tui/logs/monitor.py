@@ -89,6 +89,10 @@ _PROGRESS_MARKERS = [
     b"Perplexity",
     b"reward",
     b"samples/s",
+    # counter shapes: a count's percentage "(45%)", an ETA field
+    b"%)",
+    b"ETA",
+    b"eta",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template

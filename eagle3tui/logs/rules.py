@@ -56,6 +56,13 @@ STRUCTURAL_KEYWORDS = (
     "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
     "*** ", "Exception raised from", "without", "proceed", "already", "No module", "no module", "CANCELLED",
     "cancelled", "canceled",
+    # a server error in a Gin-style access line: "| 500 |"
+    "| 5",
+    # a substitution the program announces ("Assuming ...", "Setting `use_cache=False`", "will be set to")
+    "Assuming", "Setting `", "will be set to", "Reducing ",
+    # launchers: MPI aborting the job, a rank that exited on a signal; a part that could not start
+    "MPI_ABORT", "MPI_Abort", "exited on signal", "OOMKilled", "failed to start", "failed to launch",
+    "failed to initialize", "failed to initialise", "failed to spawn",
 )
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
 _MAX_GATE_GROUPS = 6  # beyond this the full automaton alone is as fast (builtin + Slurm rules need 6)
