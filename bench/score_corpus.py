@@ -1,6 +1,6 @@
 """Score the log classifier on the real-log corpus (tests/fixtures/corpus).
 
-    .venv/bin/python bench/score_corpus.py [--split tune|heldout|all] [--show-failures] [--markdown]
+    .venv/bin/python bench/score_corpus.py [--split tune|heldout|all] [--show-failures] [--from-row N]
 
 Each excerpt is written to a file and classified by
 :func:`eagle3tui.logs.offline.classify_log` (what ``eagle3tui classify --json
@@ -127,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
     ap.add_argument("--show-failures", action="store_true", help="print the misjudged excerpts (tune split only)")
+    ap.add_argument(
+        "--from-row", type=int, default=0, metavar="N",
+        help="score only the excerpts from row N of the corpus on (0-based): a batch added later",
+    )
     args = ap.parse_args(argv)
-    rows = load_corpus()
+    rows = load_corpus()[args.from_row :]
     splits = ("tune", "heldout") if args.split == "all" else (args.split,)
     rules = build_ruleset()
     for split in splits:

@@ -28,9 +28,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "eagle3tui-corpus-2026-11-30"
 THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.85, "progress_recognised": 0.95}
-# Held-out scores measured when the structural judge was finished (see
-# docs/logs.md); a change that makes them worse fails here.
-HELDOUT_FLOOR = {"fatal_recall": 0.94, "false_fatal": 0.03, "benign_recognised": 0.6, "progress_recognised": 0.88}
+# Held-out scores measured on the 478-excerpt corpus (152 held out, 53 of them
+# from the batch added after the first tuning) when the shape detectors of
+# anatomy/judge/progress were finished (see docs/logs.md): a change that makes
+# them worse fails here. They are below THRESHOLDS on purpose: the held-out
+# failures are never read, so these figures are what the classifier does on
+# logs it was not fitted to.
+HELDOUT_FLOOR = {"fatal_recall": 0.92, "false_fatal": 0.015, "benign_recognised": 0.6, "progress_recognised": 0.92}
 
 
 def _scorer() -> ModuleType:
@@ -52,7 +56,7 @@ def rows(scorer: ModuleType) -> list[dict]:
 
 
 def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
-    assert len(rows) >= 300
+    assert len(rows) >= 470
     assert len({r["id"] for r in rows}) == len(rows)
     url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     for r in rows:

@@ -15,6 +15,7 @@ from eagle3tui.logs.rules import (
     derive_keywords,
     load_builtin_rules,
     load_rules_file,
+    rules_from_specs,
 )
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
@@ -34,6 +35,21 @@ def test_builtin_pack_loads_and_every_rule_is_prefiltered() -> None:
         assert r.explanation, r.id
         # Every builtin rule goes through the literal prefilter (fast path).
         assert r.keywords, f"{r.id} has no prefilter keywords"
+
+
+def test_shipped_packs_pass_every_check_the_start_up_skips() -> None:
+    """At start the shipped patterns are compiled lazily and their examples not
+    checked; the full check (compile, examples match, examples hold a keyword)
+    must pass, and find the same rules."""
+    from eagle3tui.logs.rules import check_shipped_rules, load_shipped_rules
+
+    checked = check_shipped_rules()
+    assert [(r.id, r.pattern, r.keywords) for r in checked] == [
+        (r.id, r.pattern, r.keywords) for r in load_shipped_rules()
+    ]
+    bad = {"id": "bad", "pattern": "oom", "kind": "fatal", "explanation": "x", "examples": ["no match here"]}
+    with pytest.raises(ConfigError, match="does not match its example"):
+        rules_from_specs([bad], "builtin_rules.toml", "builtin", check=True)
 
 
 # Lines written the way the real tools write them, but not the pack's own

@@ -88,7 +88,9 @@ def test_template_modes() -> None:
     tix = TemplateIndex(rules)
     assert tix.usable
     lines = {
-        b"[rank0]:[W000 00:00:00.000 ProcessGroupNCCL.cpp:0000] Warning: x": EXACT,  # keyword with digits
+        # "[W0" ... "[W9" all name the same rule: that keyword's digit cannot change the line's rules
+        b"[rank0]:[W000 00:00:00.000 ProcessGroupNCCL.cpp:0000] Warning: x": BY_TEMPLATE,
+        b"[rank0]:W0000 00:00:00.000000 000 torch/x.py:000] Warning: x": EXACT,  # "]:W0", "]:W1" only: it can
         b'INFO:     000.0.0.0:00000 - "POST /v0/chat HTTP/0.0" 000 OK': EXACT,  # a rule reads the status
         b"Process 0000 exited with code 0": SENSITIVE,  # the judge reads the exit code
         b"WARNING 00-00 00:00:00 [scheduler.py:0000] Sequence group cmpl-0000 is preempted": BY_TEMPLATE,
@@ -100,6 +102,11 @@ def test_template_modes() -> None:
     e = tix.by_template[b"[rank0]:[W000 00:00:00.000 ProcessGroupNCCL.cpp:0000] Warning: x"]
     w = tix.line_rules(e, b"[rank3]:[W506 10:20:33.715 ProcessGroupNCCL.cpp:4115] Warning: x")
     assert w == rules.line_candidates(b"[rank3]:[W506 10:20:33.715 ProcessGroupNCCL.cpp:4115] Warning: x")
+    e = tix.by_template[b"[rank0]:W0000 00:00:00.000000 000 torch/x.py:000] Warning: x"]
+    for line in (b"[rank0]:W0409 07:28:49.530000 135 torch/x.py:719] Warning: x",
+                 b"[rank0]:W1409 07:28:49.530000 135 torch/x.py:719] Warning: x",
+                 b"[rank0]:W5409 07:28:49.530000 135 torch/x.py:719] Warning: x"):
+        assert tix.line_rules(e, line) == rules.line_candidates(line), line
 
 
 def test_digit_valued() -> None:

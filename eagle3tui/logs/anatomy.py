@@ -43,6 +43,8 @@ _OUTER = [
     re.compile(r"\[\d{1,10}\]\s"),
     # "stdout: " / "stderr: " from some launchers
     re.compile(r"std(?:out|err):\s"),
+    # an application tag in brackets before a timestamp: "[titan] 2025-03-12 11:10:21,603 - root - ..."
+    re.compile(r"\[[A-Za-z][\w.-]{0,30}\]\s(?=\d{2,4}[-/]\d\d[-/]\d{2,4}\s)"),
     # a stray SGR fragment whose ESC was lost: "[0m "
     re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
     # caret-escaped ANSI as copied from a terminal: "^[[1;36m"
@@ -99,6 +101,12 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     # python logging default: "WARNING:torch.distributed...api:msg"; uvicorn "ERROR:    msg"
     (re.compile(rf"({_LV}):([\w.]{{1,120}}):(.*)", re.S), 1, 2, 3),
     (re.compile(rf"({_LV}):\s{{1,8}}(.*)", re.S), 1, None, 2),
+    # "[TensorRT-LLM][WARNING] msg", "[TM][ERROR] msg": tags in brackets, then the level in brackets
+    (re.compile(rf"((?:\[[\w .+-]{{1,40}}\]){{1,3}})\[({_LV}|Warning|Error)\]\s?(.*)", re.S), 2, 1, 3),
+    # "submitit WARNING (2022-08-12 02:06:11,453) - msg": logger, level, time in parentheses
+    (re.compile(rf"([\w.-]{{1,40}})\s({_LV})\s\({_DATE}\s{_TIME}\)\s-\s(.*)", re.S), 2, 1, 3),
+    # Go's standard logger: "2023/12/24 23:48:35 llama.go:459: msg" (no level; the source is known)
+    (re.compile(r"\d{4}/\d\d/\d\d\s\d\d:\d\d:\d\d(?:\.\d{1,9})?\s([\w./-]{1,120}\.go:\d{1,6}):\s(.*)", re.S), 0, 1, 2),
     # "[2025-04-05 20:02:51 TP0] msg" (SGLang) carries no level: handled as plain text
 ]
 # NCCL's own lines: "host:pid:tid [dev] [file.cc:123 ]NCCL INFO|WARN msg"; pre-2.4: "host:pid:tid [0] file:line WARN msg"
@@ -118,6 +126,16 @@ _BARE_LEVEL = re.compile(
     r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
     r"\s{1,6}(.*)",
     re.S,
+)
+# "WARNING[XFORMERS]: msg", "INFO[client.py:85] msg": the level, then its tag or source in brackets
+_TAGGED_LEVEL = re.compile(r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)\[([^\]\s]{1,60})\]:?\s?(.*)", re.S)
+# An upper-case level word and blanks, as Rust's tracing, rich, zap and loguru print it once the
+# timestamp is gone: "ERROR shard-manager: ...", "WARNING  trust_remote_code is enabled".
+_SPACED_LEVEL = re.compile(r"\s{0,4}(DEBUG|INFO|WARNING|WARN|ERROR|ERRO|CRITICAL|FATAL|TRACE)\s{1,12}(\S.*)", re.S)
+# A bare time or epoch stamp before the level: "23:55:11-479484 ", "1.6690869152808545e+09  ",
+# "2022-03-02 08:25:11.39 ", "[07:15:39.400163] ".
+_STAMP = re.compile(
+    rf"(?:\[?(?:{_DATE}[ T])?\d\d:\d\d:\d\d(?:[.,-]\d{{1,9}})?(?:Z|[+-]\d\d:?\d\d)?\]?|\d\.\d{{1,20}}e\+\d\d|\d{{9,10}}(?:\.\d{{1,9}})?)\s{{1,6}}"
 )
 # "Name: message" where Name is a dotted identifier ending like an exception class
 _EXC_NAME = re.compile(
@@ -192,6 +210,8 @@ def _dispatch(patterns: list[tuple[re.Pattern[str], object]]) -> tuple[dict[str,
 _OUTER_BY_FIRST, _OUTER_ANY = _dispatch([(rx, None) for rx in _OUTER])
 _HEADERS_BY_FIRST, _HEADERS_ANY = _dispatch([(rx, (lv, src, body)) for rx, lv, src, body in _HEADERS])
 _BARE_FIRST = frozenset("[WEIFwe")  # what _BARE_LEVEL can start with after its blanks
+_SPACED_FIRST = frozenset(" DIWECFT")
+_STAMP_FIRST = frozenset("[0123456789")
 _EXC_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Fault", "Warning", "Timeout", "Exceeded",
               "Cancelled", "Stop")
 
@@ -241,7 +261,7 @@ def shape(text: str) -> Shape:
     for rx, (lv, src, body) in _HEADERS_BY_FIRST.get(head[:1], _HEADERS_ANY):
         m = rx.match(head)
         if m:
-            level = _LEVELS.get(m.group(lv).upper() if len(m.group(lv)) > 1 else m.group(lv))
+            level = (_LEVELS.get(m.group(lv).upper() if len(m.group(lv)) > 1 else m.group(lv))) if lv else None
             inner = shape_inner(m.group(body) + rest)
             source = m.group(src) if src is not None else ""
             # A header at INFO around a Python warning keeps the warning's level.
@@ -253,7 +273,7 @@ def shape(text: str) -> Shape:
     return shape_inner(text)
 
 
-def shape_inner(text: str) -> Shape:
+def shape_inner(text: str, _stamped: bool = False) -> Shape:
     """Headers that can also appear after another header (NCCL, warnings)."""
     head = text[:HEAD_CHARS]
     m = ("INFO" in head or "WARN" in head or "ERROR" in head or "TRACE" in head) and _NCCL.match(head)
@@ -272,6 +292,19 @@ def shape_inner(text: str) -> Shape:
     m = ("level=" in head and _LOGFMT_LEVEL.search(head)) or ('"level"' in head and _JSON_LEVEL.search(head)) or None
     if m and m.group(1).upper() in _LEVELS:
         return Shape(_LEVELS[m.group(1).upper()], "", text)
+    m = "[" in head[:12] and _TAGGED_LEVEL.match(head)
+    if m:
+        return Shape(_LEVELS[m.group(1)], m.group(2), m.group(3) + text[HEAD_CHARS:])
+    m = head[:1] in _SPACED_FIRST and _SPACED_LEVEL.match(head)
+    if m:
+        return Shape(_LEVELS[m.group(1)], "", m.group(2) + text[HEAD_CHARS:])
+    if _stamped:
+        return Shape(None, "", text)
+    m = head[:1] in _STAMP_FIRST and _STAMP.match(head)
+    if m and m.end() < len(head):
+        inner = shape_inner(text[m.end() :], _stamped=True)
+        if inner.level is not None:
+            return inner
     return Shape(None, "", text)
 
 

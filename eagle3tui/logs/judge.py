@@ -34,18 +34,22 @@ from eagle3tui.logs.anatomy import Shape, exception_line, shape
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
     r"(?:process(?:es)?|proc|procs|worker|workers|child|children|subprocess(?:es)?|rank|ranks|engine|"
-    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server)"
+    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server|shard|container|pod|"
+    r"instance|node)"
 )
 _DIED = re.compile(
-    rf"\b{_SUBJECT}\b[^.;!?]{{0,60}}?\b(?:died|is dead|has died|was killed|got killed|were killed|been killed|"
-    r"terminated (?:unexpectedly|with|by|abnormally)|crashed|aborted|segfaulted|cancell?ed(?! by (?:the )?user))\b"
-    rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b",
+    rf"\b{_SUBJECT}\b[^.;!?]{{0,60}}?\b(?:died|is dead|has died|(?:was|got|were|been) (?:OOM[- ])?killed|"
+    r"terminated (?:unexpectedly|with|by|abnormally)|has terminated(?! (?:normally|successfully|gracefully|cleanly))|"
+    r"(?:was |got )signall?ed|crashed|aborted|segfaulted|cancell?ed(?! by (?:the )?user))\b"
+    rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b"
+    # a part of the job that could not come up, a container the kernel killed
+    rf"|\b{_SUBJECT}\s(?:\w{{1,40}}\s)?failed to (?:start|launch|spawn|initiali[sz]e)\b|\bOOMKilled\b",
     re.I,
 )
 _LAUNCHER_KILL = re.compile(
     r"\b(?:Killing|Terminating)\s(?:sub)?process(?:es)?\b|\bclosing signal SIG[A-Z]{2,6}\b|\bvia signal SIG[A-Z]{2,6}\b"
     r"|\bdeath signal\b|\bkilled by signal\b|\bterminated with signal\b|\bshutting down workers\b"
-    r"|\bsigkill_handler\b",
+    r"|\bsigkill_handler\b|\bexited on signal \d{1,2}\b|\bMPI_ABORT was invoked\b|\bcalled MPI_Abort\b",
     re.I,
 )
 _NONZERO_EXIT = re.compile(
@@ -64,7 +68,7 @@ _FATAL_WORDS = re.compile(
 # A native program reporting a failed check at a source location:
 # "Test NCCL failure common.cu:777 'unhandled system error'", "Check failed: x == y".
 _NATIVE_FAILURE = re.compile(
-    r"\b(?:failure|FAILURE|Failure|failed)\s[\w./-]{1,120}\.(?:c|cc|cpp|cu|cuh|h|hpp|rs|go):\d{1,6}\b|\bCheck failed:"
+    r"\b(?:failure|FAILURE|Failure|failed)\s(?:at\s)?[\w./*-]{1,120}\.(?:c|cc|cpp|cu|cuh|h|hpp|rs|go):\d{1,6}\b|\bCheck failed:"
 )
 _NCCL_TRACE = re.compile(r"(?:^|\s)[\w./-]{1,120}\.(?:cc|cu|h|cpp):\d{1,6}\s->\s([1-9]\d{0,2})\b")
 _ERRORISH = re.compile(
@@ -78,7 +82,7 @@ _ABSENT = re.compile(
     r"\.so\b|\.dll\b|\.dylib\b|shared object|No module named|ModuleNotFoundError|ImportError|"
     r"\bnot (?:found|installed|available|supported)\b|\bno (?:[\w-]{1,30} ){0,2}(?:plugin|module|package|library|driver|extension|backend|kernel|binary|"
     r"implementation|metadata|device|devices|support)(?: [\w-]{1,30}){0,2} (?:was |were |is |are )?(?:found|available)\b|"
-    r"\bno module\b|\bcouldn't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b",
+    r"\bno module\b|\bcouldn't load\b|\bcan't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b",
     re.I,
 )
 # The program says what it does instead: harmless for the run at hand.
@@ -86,9 +90,26 @@ _FALLBACK = re.compile(
     r"\b(?:fall(?:ing|s)?[ -]?back|instead|using (?:the )?(?:internal|default|native|fallback|auto|generic|"
     r"JIT|CPU|PyTorch|torch|pure[- ]python|slow(?:er)?|reference)|will be ignored|is ignored|"
     r"has no effect|defaults? used|deprecat\w{0,6}|will be removed|no longer (?:needed|used|supported)|"
-    r"can be (?:safely )?ignored|safe to ignore|please ignore|skipping|"
+    r"can be (?:safely )?ignored|safe to ignore|please ignore|skipping|will be set to|(?:is|was) set to (?:the )?default|"
+    r"assuming|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=|"
     r"(?:will )?proceed(?:ing)? (?:with|without)|(?:processing|continuing|running|starting|training) without|"
     r"already (?:been )?(?:registered|exists?|initiali[sz]ed|loaded|installed|defined|run))\b",
+    re.I,
+)
+# Error words that are a field's name, not an event: "failed=0", "errors: 0", "0 failed",
+# "timeout=32s" (a counter of zero failures, a setting).
+_FIELD_WORDS = re.compile(
+    r"\b(?:fail\w{0,6}|errors?|error_count|exceptions?|timeouts?|crash\w{0,4}|aborted)\s?=\s?[\w.]{1,20}"
+    r"|\b(?:fail\w{0,6}|errors?|exceptions?|crash\w{0,4})\s?:\s?0\b|\b0\s(?:fail\w{0,6}|errors?|exceptions?)\b",
+    re.I,
+)
+# An HTTP access line whose status is a server error: Gin's "| 500 |  1.2s |  127.0.0.1 | POST  "/api/chat"".
+_ACCESS_5XX = re.compile(
+    r"\|\s{1,3}5\d\d\s{1,3}\|\s{1,20}[\d.]{1,12}[µa-z]{0,3}s?\w{0,8}\s{1,3}\|\s{1,20}\S{1,64}\s{1,3}\|\s{1,3}"
+    r"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s"
+)
+_SUBSTITUTION = re.compile(
+    r"\b(?:instead|defaults? used|will be set to|assuming|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=)",
     re.I,
 )
 _RECOVERY = re.compile(
@@ -120,8 +141,9 @@ _REQUEST_WORDS = re.compile(
 # (Python's re tries each \b-led alternative of an IGNORECASE pattern at
 # every position: 100 us for one 150-character line without them).
 _GATES: dict[str, tuple[str, ...]] = {
-    "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed"),
-    "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler"),
+    "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed", "signaled",
+             "signalled", "failed to "),
+    "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler", "mpi_abort"),
     "nonzero": ("code", "status", "zero"),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
               "segfault", "segmentation fault", "has crashed", "panicked at", "command not found", "***",
@@ -132,9 +154,10 @@ _GATES: dict[str, tuple[str, ...]] = {
                  "installed", "missing", "invalid", "denied", "refused", "unsupported", "supported", "exception",
                  "abort", "crash", "time", "no module", "returned"),
     "absent": (".so", ".dll", ".dylib", "shared object", "module", "importerror", "found", "installed", "available",
-               "supported", "couldn't load", "could not", "cannot open", "unable to"),
+               "supported", "couldn't load", "can't load", "could not", "cannot open", "unable to"),
     "fallback": ("fall", "instead", "using ", "ignore", "no effect", "default", "deprecat", "will be removed",
-                 "no longer", "skipping", "proceed", "without", "already"),
+                 "no longer", "skipping", "proceed", "without", "already", "set to", "assuming", "reducing ",
+                 "setting "),
     "recovery": ("restart", "respawn", "retry", "reconnect", "recover"),
     "autotune": ("select_algorithm", "autotun", "benchmark choice", "no valid triton configs"),
     "request_words": ("exception in asgi application", "error in ", "request ", "bad request"),
@@ -279,6 +302,11 @@ EXPLAIN = {
         "An error was logged that no specific rule recognises; the process has not ended because of it (yet).",
         "Read the line; if the stage later fails, this is a likely cause. Add a [[rule]] to pipeline.toml to classify it.",
     ),
+    "top-level-error": (
+        "The program printed its final error report (\"Error: ...\" at the start of a line, as Rust, Go and "
+        "click programs do when their main function returns an error): it is exiting.",
+        "Read the error and the lines before it; fix the cause and rerun.",
+    ),
     "service-survived": (
         "The server reported a failure but kept serving afterwards.",
         "None unless it repeats; it failed the request(s) in flight.",
@@ -314,6 +342,22 @@ def is_request_source(text: str, sh: Shape | None = None, bits: int | None = Non
     return _REQUEST_WORDS.search(sh.body) is not None
 
 
+def is_errorish(body: str, bits: int) -> bool:
+    """Whether ``body`` reports an error, a failure or something missing.
+
+    Error words used as a field's name do not count: ``failed=0``,
+    ``errors: 0``, ``timeout=32s`` describe a counter or a setting.
+    """
+    if not bits & G_ERRORISH:
+        return False
+    m = _ERRORISH.search(body)
+    if m is None:
+        return False
+    if "=" not in body and ": 0" not in body and "0 " not in body:
+        return True
+    return _ERRORISH.search(_FIELD_WORDS.sub(" ", body)) is not None
+
+
 def is_recovery(text: str, bits: int | None = None) -> bool:
     """A line saying that a failed part is restarted, retried or reconnected."""
     if bits is not None and not bits & G_RECOVERY:
@@ -337,7 +381,14 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # 2. The user's rules know the job best; the pack's specific harmless
     #    families come next (they name exactly what is harmless).
     # User rules and the Slurm pack (it matches only slurmstepd/srun's own wording) are authoritative.
-    if rule is not None and (getattr(rule, "source", "builtin") in ("user", "slurm") or rkind == "benign"):
+    if rule is not None and getattr(rule, "source", "builtin") in ("user", "slurm"):
+        return _from_rule(rule)
+    if rkind == "benign":
+        # A harmless family the program logged at INFO/DEBUG without any
+        # error-looking word ("Server is not up yet. Retrying in 2.0
+        # seconds..."): nothing looks wrong, so it is plain information.
+        if level in ("info", "debug") and not sh.nccl and not is_errorish(body, g):
+            return None
         return _from_rule(rule)
     service = stage_kind == "service"
     # 3. NCCL's own lines: its INFO-level error trace, its WARN-level failures.
@@ -396,8 +447,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             v = _from_rule(rule)
             return Verdict(v.kind, v.rule, v.explanation, v.action, pending=True)
         return _from_rule(rule)
-    errorish = bool(g & G_ERRORISH) and _ERRORISH.search(body) is not None
+    errorish = is_errorish(body, g)
     generic = getattr(rule, "id", "") in _CATCH_ALL
+    # A server error in an HTTP access line: that request failed; in a task it is someone else's server.
+    if "| 5" in body and _ACCESS_5XX.search(body):
+        return make("warning", "request-failed")
     # 7. Harmless by its own account: optional part absent, fallback, deprecation.
     if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
         if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):
@@ -406,7 +460,15 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "optional-missing")
         if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
             return make("benign", "fallback")
+    # A plain line (no level) that states a substitution: something was not
+    # given, is disabled or incompatible, and the program uses something else.
+    if exc is None and level is None and g & G_FALLBACK and _SUBSTITUTION.search(body):
+        return make("benign", "fallback")
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
+    #    "Error: ..." at the very start of a line is a CLI's final report
+    #    (Rust/Go main returning an error, click): the same, for other languages.
+    if exc is None and level == "error" and not sh.source and text.startswith("Error: ") and len(body) > 2:
+        return make("fatal", "top-level-error", pending=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
             return make("warning", "request-failed")

@@ -22,7 +22,8 @@ import time
 from bisect import bisect_left, insort
 from collections import Counter, deque
 from dataclasses import dataclass
-from itertools import compress
+from itertools import accumulate, compress, repeat
+from operator import add
 
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
@@ -34,7 +35,7 @@ from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_requ
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
-from eagle3tui.logs.templates import BY_TEMPLATE, SENSITIVE, TO_ZERO, Template, TemplateIndex
+from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
 try:
@@ -89,6 +90,10 @@ _PROGRESS_MARKERS = [
     b"Perplexity",
     b"reward",
     b"samples/s",
+    # counter shapes: a count's percentage "(45%)", an ETA field
+    b"%)",
+    b"ETA",
+    b"eta",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
@@ -555,11 +560,12 @@ class StageLogMonitor:
 
     def _scan_templates(self, data: bytes, first_no: int, tix: TemplateIndex) -> int:
         """:meth:`_scan_block` by line template (see :mod:`templates`): same visits, same events."""
-        lines = data.split(b"\n")
-        lines.pop()  # data ends with a newline
         temps = data.translate(TO_ZERO).split(b"\n")
-        temps.pop()
-        n = len(lines)
+        temps.pop()  # data ends with a newline
+        n = len(temps)
+        # A template is as long as its line: the lines' offsets come from the
+        # templates' lengths (in C), and only the visited lines are cut out.
+        starts = list(accumulate(map(add, map(len, temps), repeat(1)), initial=0))
         table = tix.by_template
         try:
             ents = list(map(table.__getitem__, temps))
@@ -570,13 +576,12 @@ class StageLogMonitor:
             ents = list(map(table.__getitem__, temps))
         # Lines whose template holds a keyword, but for quiet and inert ones.
         visit = list(compress(range(n), ents))
-        quiet = tix.quiet
-        if quiet:
-            got = sum(map(ents.count, quiet))  # each is an info event, counted
+        if tix.quiet:
+            got = ents.count(QUIET)  # each is an info event, counted
             if got:
                 self.counts["info"] += got
         prog: set[int] = set()
-        for i in self._last_progress_lines(data, lines, temps, tix.progress, self.samples_per_block):
+        for i in self._last_progress_lines(data, temps, tix.progress, self.samples_per_block):
             prog.add(i)
             k = bisect_left(visit, i)
             if k == len(visit) or visit[k] != i:
@@ -592,21 +597,58 @@ class StageLogMonitor:
         line_rules = tix.line_rules
         value_key = tix.value_key
         for i in visit:
+            e = ents[i]
+            hot = e.hot if e else None
+            if hot is not None and not tb and i >= below and i not in prog:
+                # The hot path: one event of a fixed verdict (what the general
+                # path below does for such a line, without its branches).
+                rest_off, wspan, generic, category, kind, rule, expl, action, listed = hot
+                no = first_no + i
+                raw = data[starts[i] : starts[i + 1] - 1]
+                text = raw.decode("utf-8", "replace")
+                worker = text[wspan[0] : wspan[1]] if wspan is not None else None
+                if category:
+                    pywarn_at[worker] = no
+                if generic:
+                    prev = last_verdict.get(worker)
+                    if prev is not None and prev[0] == no - 1 and prev[2].kind == "benign":
+                        self._apply(e.layout, e.fixed[0], raw, no, text)  # may continue a harmless message
+                        continue
+                tally[kind] += 1
+                if listed:
+                    ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker, expl, action)
+                    if kind != "info":
+                        tail_append(ev)
+                    out_append(ev)
+                continue
             if i < below:
                 continue  # visited while a traceback was open
-            e = ents[i]
-            if e is None or tb or i in prog or e.mode == SENSITIVE:
-                if e is not None and e.quiet:
+            if not e or tb or i in prog or e.mode == SENSITIVE:
+                if e is QUIET:
                     counts["info"] -= 1  # counted above; _visit counts what it finds
-                self._visit(lines[i], first_no + i, e, i in prog)
+                self._visit(data[starts[i] : starts[i + 1] - 1], first_no + i, tix.template(e, temps[i]), i in prog)
             else:
-                raw = lines[i]
+                raw = data[starts[i] : starts[i + 1] - 1]
                 if e.mode == BY_TEMPLATE:
                     idx = e.idx
                     got = e.fixed
                 elif e.projection is not None:  # EXACT, same rules on every line
                     idx = e.idx
                     got = e.verdicts.get((idx, raw.translate(e.projection))) if e.verdicts is not None else None
+                elif e.one_kw is not None:  # EXACT, one place a keyword with digits can sit
+                    start, end, by_kw = e.one_kw
+                    ent = by_kw.get(raw[start:end])
+                    if ent is None:
+                        idx = line_rules(e, raw)
+                        if idx is None:
+                            continue
+                        table = tix.projection_of(idx)
+                        if len(by_kw) < 64:
+                            by_kw[raw[start:end]] = (idx, table)
+                    else:
+                        idx, table = ent
+                    got = (e.verdicts.get((idx, raw.translate(table) if table is not None else b""))
+                           if e.verdicts is not None else None)
                 else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
                     idx = line_rules(e, raw)
                     if idx is None:
@@ -624,6 +666,10 @@ class StageLogMonitor:
                         # would do them: no verdict, or a warning, fatal or info
                         # event; a Python warning and the source line it echoes.
                         rest_off, wspan, generic, category, echo, kind, rule, expl, action, listed = fast
+                        if not listed and wspan is None and not (generic or category or echo):
+                            if kind is not None:
+                                tally[kind] += 1  # an unlisted event (info): counted only
+                            continue
                         text = raw.decode("utf-8", "replace")
                         worker = text[wspan[0] : wspan[1]] if wspan is not None else None
                         if echo and 0 < no - pywarn_at.get(worker, -99) <= 3:
@@ -651,9 +697,9 @@ class StageLogMonitor:
                 j = i + 1
                 while tb and j < n:
                     ej = ents[j]
-                    if ej is not None and ej.quiet:
+                    if ej is QUIET:
                         counts["info"] -= 1  # counted above; _visit counts what it finds
-                    self._visit(lines[j], first_no + j, ej, j in prog)
+                    self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
                     j += 1
                 below = j
         for kind, k in tally.items():
@@ -662,8 +708,7 @@ class StageLogMonitor:
         return n
 
     @staticmethod
-    def _last_progress_lines(data: bytes, lines: list[bytes], temps: list[bytes], progress: set[bytes],
-                             k: int) -> list[int]:
+    def _last_progress_lines(data: bytes, temps: list[bytes], progress: set[bytes], k: int) -> list[int]:
         """What ``_markers().last_lines(data, k)`` finds, as line indices, by template.
 
         The last ``k`` lines holding a progress marker within the last 64 KiB
@@ -682,9 +727,9 @@ class StageLogMonitor:
         start = window_start(window)
         out: list[int] = []
         end = n
-        i = len(lines) - 1
+        i = len(temps) - 1
         while i >= 0:
-            ls = end - len(lines[i]) - 1
+            ls = end - len(temps[i]) - 1
             if ls < start:
                 if out or start == 0 or window >= n:
                     break
@@ -799,16 +844,18 @@ class StageLogMonitor:
             tmpl.verdicts[key] = (verdict, fast)
             if key is None:
                 tmpl.fixed = (verdict, fast)
+                if fast and fast[5] is not None and not fast[4]:
+                    tmpl.hot = (fast[0], fast[1], fast[2], fast[3], *fast[5:])
         if key is None and not any(tmpl.layout[4:]):
             # No flag: its lines change nothing (no verdict) or only the info
             # count (an info verdict nobody lists), whatever comes before.
             if verdict is None:
-                tmpl.inert = True
+                if self._templates is not None:
+                    self._templates.mark(tmpl, quiet=False)
             elif (verdict.kind == "info" and not self.include_info and verdict.rule not in _SPECIAL_RULES
                   and not verdict.pending and not verdict.recoverable and self._templates is not None
                   and len(self._templates.quiet) < 32):
-                tmpl.quiet = True
-                self._templates.quiet.append(tmpl)
+                self._templates.mark(tmpl, quiet=True)
 
     def _line(
         self, raw: bytes, no: int, idx: tuple[int, ...] | None, is_prog: bool, tmpl: Template | None = None

@@ -45,8 +45,28 @@ _PAIR = re.compile(
 )
 # Space-separated figures: "iter 100: loss 4.2", "Loss 3.0156 (6.4026)", "| lr 20.00 | ppl 166 |".
 _SPACE_METRIC = re.compile(
-    r"(?:^|(?<=[\s,|<\[(]))(loss|Loss|LOSS|acc|Acc|accuracy|Accuracy|lr|ppl|perplexity|grad_norm|mfu|reward|throughput|"
-    r"Throughput)\s{1,4}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/:(-])"
+    r"(?:^|(?<=[\s,|<\[(]))((?:[a-z_]{1,12})?(?:loss|Loss|LOSS)|acc|Acc|accuracy|Accuracy|lr|ppl|perplexity|grad_norm|mfu|"
+    r"reward|throughput|Throughput|[A-Za-z]{1,12}/s)\s{1,8}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/:(-])"
+)
+# The figure before its name: "11.8750 loss, 0.0001 LR, 19644.30 GFLOPS", "2330 tok/s".
+_NUM_FIRST_METRIC = re.compile(
+    r"(?:^|(?<=[\s,|(]))([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s{1,3}"
+    r"(loss|Loss|LR|lr|ppl|acc|accuracy|[GTMP]?FLOPS|[A-Za-z]{1,10}/s)(?=[\s,|)]|$)"
+)
+# Counter shapes that need no metric name: an ETA field ("ETA: 0:01:23", "eta 2h 3m"), a
+# percentage of a count ("450/1000 (45%)", "45 of 100 (45.0%)"), an -ing verb's percentage
+# ("Downloading: 45%"), seconds per item ("3.21 s/it").
+_ETA_FIELD = re.compile(r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}(\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d+)?\s?[hms]\b)")
+_COUNT_PERCENT = re.compile(
+    r"\b(\d{1,12})\s{0,2}(?:/|of|out of)\s{0,2}(\d{1,12})\b[^%\n]{0,24}?\(\s?(\d{1,3}(?:\.\d{1,3})?)\s?%\)"
+    r"|\((\d{1,3}(?:\.\d{1,3})?)\s?%\)\s{0,2}\(?(\d{1,12})\s{0,2}(?:/|of)\s{0,2}(\d{1,12})\b"
+)
+_VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?:?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%(?![\w|])")
+_SECONDS_PER = re.compile(r"(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
+# A drawn bar and its percentage: "|-----| 2.0% Complete", "[#####     ] 45%"; or "45% complete".
+_BAR_PERCENT = re.compile(
+    r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
+    r"|(?:^|(?<=\s))(\d{1,3}(?:\.\d{1,3})?)\s?%\s(?:[Cc]omplete|[Cc]ompleted|[Dd]one)\b"
 )
 _SPACE_COUNTER = re.compile(r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|Iter|Iteration|Step|Epoch)\s{1,4}(\d{1,12})\b")
 _RATE = re.compile(
@@ -394,9 +414,21 @@ def _metric_key(key: str) -> str | None:
         return "counter"
     if k in _METRIC_EXACT or last in _METRIC_EXACT:
         return "metric"
-    if any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k:
+    # "gradient accumulation steps" is a setting, not an accuracy
+    if any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k:
         return "metric"
     return None
+
+
+def _duration(tok: str) -> float | None:
+    """Seconds in ``1:23``, ``0:01:23``, ``45s``, ``2.5 m``, ``3h``."""
+    tok = tok.strip()
+    if ":" in tok:
+        return parse_clock(tok)
+    v, rest = _num(tok)
+    if v is None:
+        return None
+    return v * {"h": 3600.0, "m": 60.0, "s": 1.0}.get(rest.strip()[:1], 1.0)
 
 
 def _parse_figures(s: str) -> ProgressUpdate | None:
@@ -424,6 +456,9 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         (metrics if kind == "metric" else counters)[key] = val
     for m in _SPACE_METRIC.finditer(s):
         metrics.setdefault(m.group(1), _to_float(m.group(2)))
+    if "/s" in s or "loss" in s or "LR" in s or "lr" in s or "FLOPS" in s or "ppl" in s or "acc" in s:
+        for m in _NUM_FIRST_METRIC.finditer(s):
+            metrics.setdefault(m.group(2), _to_float(m.group(1)))
     if metrics:
         for m in _SPACE_COUNTER.finditer(s):
             counters.setdefault(m.group(1).lower(), float(m.group(2)))
@@ -447,11 +482,35 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         if any(w in near for w in _PROGRESS_WORDS) or metrics:
             n, total = float(a), float(b)
             break
+    if rate is None and "s/" in s:
+        sm = _SECONDS_PER.search(s)
+        if sm and float(sm.group(1)) > 0:
+            rate = 1.0 / float(sm.group(1))
+            unit = "it"
+    if total is None and "%" in s:
+        cm = _COUNT_PERCENT.search(s)
+        if cm:
+            a, b = (cm.group(1), cm.group(2)) if cm.group(1) else (cm.group(5), cm.group(6))
+            if 0 < int(b) and int(a) <= int(b):
+                n, total = float(a), float(b)
+    remaining = None
+    if ("ETA" in s or "eta" in s or "Eta" in s or "remaining" in s or "time left" in s):
+        em = _ETA_FIELD.search(s)
+        if em:
+            remaining = _duration(em.group(1))
     if not metrics and rate is None and total is None:
+        pm = "%" in s and (_BAR_PERCENT.search(s) or _VERB_PERCENT.search(s))
+        if pm:
+            pct = float(pm.group(1) or pm.group(2))
+            if pct <= 100.0:
+                return ProgressUpdate(desc="progress", percent=pct, source="metrics", remaining_s=remaining)
+        if remaining is not None:
+            return ProgressUpdate(desc="progress", remaining_s=remaining, source="metrics", metrics=counters)
         if not counters:
             return None
         # A lone counter ("> working on iteration: 10", "global_step = 9").
-    upd = ProgressUpdate(desc="metrics", metrics={**counters, **metrics}, source="metrics", rate=rate, unit=unit)
+    upd = ProgressUpdate(desc="metrics", metrics={**counters, **metrics}, source="metrics", rate=rate, unit=unit,
+                         remaining_s=remaining)
     if total is not None:
         upd.n, upd.total = n, total
     else:

@@ -56,6 +56,13 @@ STRUCTURAL_KEYWORDS = (
     "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
     "*** ", "Exception raised from", "without", "proceed", "already", "No module", "no module", "CANCELLED",
     "cancelled", "canceled",
+    # a Gin-style access line: "| 500 |  1.2s |  127.0.0.1 | POST     "/api/chat""
+    "| POST ", "| GET ", "| PUT ", "| DELETE ", "| PATCH ",
+    # a substitution the program announces ("Assuming ...", "Setting `use_cache=False`", "will be set to")
+    "Assuming", "Setting `", "will be set to", "Reducing ",
+    # launchers: MPI aborting the job, a rank that exited on a signal; a part that could not start
+    "MPI_ABORT", "MPI_Abort", "exited on signal", "OOMKilled", "failed to start", "failed to launch",
+    "failed to initialize", "failed to initialise", "failed to spawn",
 )
 _GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
 _MAX_GATE_GROUPS = 6  # beyond this the full automaton alone is as fast (builtin + Slurm rules need 6)
@@ -525,14 +532,36 @@ def _key_line(source_path: str, rule_id: str, key: str) -> int | None:
     return None
 
 
+class _LazyPattern:
+    """A shipped rule's regex, compiled when a line first needs it.
+
+    The shipped packs are checked by the tests (:func:`check_shipped_rules`);
+    compiling their forty patterns at every start would cost a tenth of a
+    short ``classify`` run, and most logs never reach most of them.
+    """
+
+    __slots__ = ("pattern", "_rx")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._rx: re.Pattern[str] | None = None
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        """``re.Pattern.search`` of the compiled pattern."""
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(self.pattern)
+        return rx.search(text, *args)
+
+
 def _rule_from_spec(
-    spec: dict[str, Any], index: int, source_path: str, source: str
+    spec: dict[str, Any], index: int, source_path: str, source: str, check: bool = True
 ) -> Rule:
     rid = spec.get("id")
     label = f"rule '{rid}'" if isinstance(rid, str) and rid else f"rule #{index + 1}"
-    line = _line_of(source_path, rid) if isinstance(rid, str) else None
 
     def err(msg: str, key: str, fix: str) -> ConfigError:
+        line = _line_of(source_path, rid) if isinstance(rid, str) else None
         return ConfigError(f"{label}: {msg}", path=source_path, key=key, line=line, fix=fix)
 
     if not isinstance(spec, dict):
@@ -563,7 +592,7 @@ def _rule_from_spec(
             f"use one of: {', '.join(KINDS)}",
         )
     try:
-        rx: Any = re.compile(spec["pattern"])
+        rx: Any = re.compile(spec["pattern"]) if check or source == "user" else _LazyPattern(spec["pattern"])
     except re.error as e:
         raise err(
             f"invalid regular expression {spec['pattern']!r}: {e}",
@@ -580,7 +609,7 @@ def _rule_from_spec(
                 f"{label}: pattern {spec['pattern']!r} is not supported by the linear-time regex engine (RE2): {e}",
                 path=source_path,
                 key="rule.pattern",
-                line=_key_line(source_path, spec["id"], "pattern") or line,
+                line=_key_line(source_path, spec["id"], "pattern") or _line_of(source_path, spec["id"]),
                 fix=(
                     "rewrite it without backreferences (\\1), lookahead/lookbehind ((?=, (?!, (?<=, (?<!) and "
                     "possessive or atomic groups; e.g. match the literal text instead. User patterns run on "
@@ -594,7 +623,7 @@ def _rule_from_spec(
             raise err(f"'{k}' must be a list of strings", f"rule.{k}", f'write {k} = ["..."]')
         lists[k] = tuple(v)
     keywords = lists["keywords"] or derive_keywords(spec["pattern"])
-    for ex in lists["examples"]:
+    for ex in lists["examples"] if check or source == "user" else ():
         if not rx.search(ex):
             raise err(
                 f"pattern does not match its example {ex!r}",
@@ -620,14 +649,19 @@ def _rule_from_spec(
     )
 
 
-def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str) -> list[Rule]:
-    """Validate rule tables; raises ConfigError (ConfigErrors for several)."""
+def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str, check: bool = True) -> list[Rule]:
+    """Validate rule tables; raises ConfigError (ConfigErrors for several).
+
+    ``check=False`` (shipped packs only) leaves the regex uncompiled until
+    first use and the examples unchecked: :func:`check_shipped_rules` does
+    both, in the tests.
+    """
     rules: list[Rule] = []
     errors: list[ConfigError] = []
     seen: set[str] = set()
     for i, spec in enumerate(specs):
         try:
-            r = _rule_from_spec(spec, i, source_path, source)
+            r = _rule_from_spec(spec, i, source_path, source, check)
         except ConfigError as e:
             errors.append(e)
             continue
@@ -649,12 +683,21 @@ def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str)
     return rules
 
 
+_PACKS = (("slurm_rules.toml", "slurm"), ("builtin_rules.toml", "builtin"))
+
+
 @functools.lru_cache(maxsize=None)
-def _load_pack(filename: str, source: str) -> tuple[Rule, ...]:
+def _load_pack(filename: str, source: str, check: bool = False) -> tuple[Rule, ...]:
     """A rule pack shipped in ``eagle3tui/logs/``, read once."""
     ref = resources.files("eagle3tui.logs").joinpath(filename)
     data = tomllib.loads(ref.read_text(encoding="utf-8"))
-    return tuple(rules_from_specs(data.get("rule", []), str(ref), source))
+    return tuple(rules_from_specs(data.get("rule", []), str(ref), source, check))
+
+
+def check_shipped_rules() -> list[Rule]:
+    """The shipped packs read with every check: each pattern compiles and
+    matches its examples, each example holds a keyword (ConfigError if not)."""
+    return [r for name, source in _PACKS for r in _load_pack(name, source, True)]
 
 
 def load_builtin_rules() -> list[Rule]:

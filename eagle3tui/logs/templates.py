@@ -188,6 +188,14 @@ def _build(rules: RuleSet) -> tuple[Any, list[frozenset[int]], list[dict[bytes, 
             originals[j][kw] = tuple(ridx)
     if not norm:
         return None, [], [], valued
+    for nk, j in norm.items():
+        # Every digit value of a keyword leads to the same rules ("[W0" ... "[W9"
+        # all name the warning rule): its digits cannot change a line's rules,
+        # so it is a digit-free keyword for the templates.
+        table = originals[j]
+        ndig = sum(nk.count(d) for d in b"0")
+        if table and len(table) == 10**ndig and len(set(table.values())) == 1 and ndig <= 2:
+            originals[j] = {}
     ac = _ahocorasick.BytesAhoCorasick(list(norm), implementation=_ahocorasick.Implementation.DFA)
     return ac, [frozenset(r) for r in norm_rules], originals, valued
 
@@ -218,6 +226,13 @@ class Template:
     layout: Any = None
     verdicts: dict[Any, Any] | None = None
     fixed: Any = None  # verdicts[None] of a BY_TEMPLATE template, once known
+    # (rest_off, wspan, generic, kind, rule, explanation, action, listed): a BY_TEMPLATE
+    # template whose every line is one event of a fixed verdict and no flag (the scan's
+    # hot path: most warnings of a catch-up).
+    hot: Any = None
+    # (start, end, {bytes there: (rules, digit projection)}): an EXACT template with one
+    # place a keyword with digits can sit; a line's rules follow from the bytes there.
+    one_kw: Any = None
     rules_with: dict[tuple[bytes, ...], tuple[int, ...]] = field(default_factory=dict)  # by digit keywords found
     projection: bytes | None = None  # EXACT without digit keywords: its rules' digit projection
     # Its lines change nothing but a count (an info verdict, no flag) or
@@ -225,9 +240,14 @@ class Template:
     # them. Such a template is false, so ``compress`` leaves its lines out.
     quiet: bool = False
     inert: bool = False
+    key: bytes = b""  # the template itself (its key in TemplateIndex.by_template)
 
-    def __bool__(self) -> bool:
-        return not (self.quiet or self.inert)
+
+# What TemplateIndex.by_template holds for a quiet or an inert template once
+# known: falsy, so that ``compress`` leaves its lines out in C, and the count
+# of quiet lines is one ``list.count``. The Template itself is in ``held``.
+QUIET = 0
+INERT = ""
 
 
 class TemplateIndex:
@@ -252,6 +272,7 @@ class TemplateIndex:
             _ahocorasick.BytesAhoCorasick(markers) if markers and _ahocorasick is not None else None
         )
         self.quiet: list[Template] = []  # templates whose lines are only counted (see Template.quiet)
+        self.held: dict[bytes, Template] = {}  # quiet and inert templates, whose by_template entry is a mark
         self._projections: dict[tuple[int, ...], bytes | None] = {}
 
     def line_rules(self, e: Template, raw: bytes) -> tuple[int, ...] | None:
@@ -295,6 +316,23 @@ class TemplateIndex:
             table = self._projections[idx] = projection(valued) if valued else None
         return table
 
+    def mark(self, e: Template, quiet: bool) -> None:
+        """``e`` turned out quiet (its lines only add to the info count) or inert (they change nothing)."""
+        if quiet:
+            e.quiet = True
+            self.quiet.append(e)
+        else:
+            e.inert = True
+        if self.by_template.get(e.key) is e:
+            self.held[e.key] = e
+            self.by_template[e.key] = QUIET if quiet else INERT
+
+    def template(self, entry: Any, temp: bytes) -> Template | None:
+        """The Template behind a ``by_template`` entry (a mark stands for a held one)."""
+        if entry is None or entry.__class__ is Template:
+            return entry
+        return self.held.get(temp)
+
     def full(self, adding: int) -> bool:
         """Whether ``adding`` more templates would pass the bound (then all are forgotten)."""
         return len(self.by_template) + adding > MAX_TEMPLATES
@@ -305,6 +343,7 @@ class TemplateIndex:
         if self.full(len(templates)):
             table.clear()
             self.quiet.clear()
+            self.held.clear()
             self.progress.clear()
         markers = self._markers
         if markers is not None:
@@ -334,7 +373,9 @@ class TemplateIndex:
                 mode = EXACT
             else:
                 mode = BY_TEMPLATE
-            e = table[t] = Template(tuple(sorted(rs)), mode, keyed, tuple(dk))
+            e = table[t] = Template(tuple(sorted(rs)), mode, keyed, tuple(dk), key=t)
+            if mode == EXACT and len(dk) == 1:
+                e.one_kw = (dk[0][0], dk[0][1], {})
             if mode == EXACT and not dk:
                 # Its rules are the same on every line: only their digit
                 # projection varies (what value_key gives, without the lookup).
