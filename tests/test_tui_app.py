@@ -385,3 +385,34 @@ async def test_teach_a_rule_from_the_log_pane(pipeline) -> None:
         await wait_for(pilot, lambda: any(ln.no > marked_at + 3 and ln.kind == "benign"
                                           for ln in view.model.lines),
                        "later parser errors marked benign by the driver")
+
+
+async def test_a_hung_collective_shows_as_failing_with_a_stale_eta(pipeline) -> None:
+    """Issue 17 in the stage list: a fatal NCCL line (copied from a public thread,
+    see tests/fixtures/logs/issues/nccl_hang_alive.log.source), then the process
+    stays alive and silent. The row says ``failing``, its ETA and drift are
+    ``stale`` (never a live countdown), and the note names the fatal line."""
+    hang_log = Path(__file__).parent / "fixtures" / "logs" / "issues" / "nccl_hang_alive.log"
+    hung = f"""
+import sys, time
+for i in range(4):
+    print(f"Training:  {{i * 10:2d}}%|####      | {{i}}/10 [00:0{{i}}<00:0{{9 - i}},  1.00it/s]", flush=True)
+    time.sleep(0.2)
+sys.stdout.write(open({str(hang_log)!r}).read())
+sys.stdout.flush()
+while True:
+    time.sleep(1)
+"""
+    cfg = pipeline({"train": hung}, extra='estimate = "5s"\non_fatal = { action = "wait" }\n')
+    cli = subprocess.run([sys.executable, "-m", "eagle3tui", "--config", str(cfg.path), "start", "train"],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 0, cli.stderr
+    app = make_app(cfg)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, "train") == StageState.FAILING, "train failing")
+        await wait_for(pilot, lambda: app.table.rows.get("train", {}).get("state") is not None
+                       and app.table.rows["train"]["state"].plain == "failing", "the failing row")
+        row = {k: v.plain for k, v in app.table.rows["train"].items()}
+        assert row["eta"] == "stale" and row["drift"] == "stale", row
+        assert "fatal error at line 6 (nccl)" in row["note"], row
+        await pilot.press("q")
