@@ -13,9 +13,9 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from eagle3tui.durations import parse_duration

@@ -19,7 +19,7 @@ def run_wrapped(tmp_path: Path, report: Path, env: dict[str, str]) -> tuple[subp
     proc = subprocess.run(
         [sys.executable, "-I", str(WRAPPER), "--record", str(prefix), "--gpu-report", str(report),
          "--gpu-interval", "0.2", "--", sys.executable, "-c", "import time; time.sleep(0.6); print('stage done')"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+        check=False, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
     return proc, Path(str(prefix) + ".result.json")
 
 

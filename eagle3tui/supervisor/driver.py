@@ -32,15 +32,18 @@ from typing import Any
 from eagle3tui.alerts import Alert, AlertHub, AlertLog, build_hub
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
-from eagle3tui.supervisor.lock import DriverLock
+from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
-from eagle3tui.telemetry.collector import GpuMonitor, TelemetryUpdate, memory_history, summarize
-from eagle3tui.telemetry.node_report import read_report, witness_of
 from eagle3tui.supervisor.executors import Executors, is_slurm
-from eagle3tui.supervisor.launcher import ensure_keeper, reap_wrappers, resume_interrupted
-from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
+from eagle3tui.supervisor.launcher import (
+    ensure_keeper,
+    reap_wrappers,
+    resume_interrupted,
+)
+from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.supervisor.procs import is_alive, signal_name
+from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
@@ -54,7 +57,13 @@ from eagle3tui.supervisor.state import (
     describe_gpu_activity,
     gpu_activity,
 )
-from eagle3tui.durations import format_duration
+from eagle3tui.telemetry.collector import (
+    GpuMonitor,
+    TelemetryUpdate,
+    memory_history,
+    summarize,
+)
+from eagle3tui.telemetry.node_report import read_report, witness_of
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped

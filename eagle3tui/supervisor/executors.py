@@ -29,7 +29,13 @@ from typing import Any, Callable, Mapping, Protocol
 
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.supervisor import slurm
-from eagle3tui.supervisor.launcher import WRAPPER, launch, new_attempt, stage_env, write_header
+from eagle3tui.supervisor.launcher import (
+    WRAPPER,
+    launch,
+    new_attempt,
+    stage_env,
+    write_header,
+)
 from eagle3tui.supervisor.procs import is_alive, kill_run, signal_group
 from eagle3tui.supervisor.records import RunRecord, RunStore, gpu_report_path
 from eagle3tui.supervisor.slurm_state import RESULT_GRACE_S, SLURM, short_duration

@@ -23,6 +23,7 @@ from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.slurm_state import slurm_record_state
 
+
 class StageState(str, Enum):
     PENDING = "pending"
     WAITING = "waiting"
