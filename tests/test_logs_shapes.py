@@ -95,9 +95,9 @@ def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[st
         # a compound noun that names a server is a part of the job that died
         ("2025-01-01T00:00:00.000001Z ERROR launcher: Webserver crashed", "service", "fatal", "process-died"),
         # Python's header for a thread's exception raised during its own shutdown
-        ("Exception in thread reader-2 (most likely raised during interpreter shutdown):\n"
-         "Traceback (most recent call last):\n  File \"/x/worker.py\", line 3, in run\n"
-         "TypeError: 'NoneType' object is not callable", "task", "benign", "exception-ignored"),
+        (("Exception in thread reader-2 (most likely raised during interpreter shutdown):\n"
+          "Traceback (most recent call last):\n  File \"/x/worker.py\", line 3, in run\n"
+          "TypeError: 'NoneType' object is not callable"), "task", "benign", "exception-ignored"),
         # a change the program announces for later (FutureWarning's subject), a value it ignores
         ("/opt/lib/x.py:12: UserWarning: the default of `strict` will change to True in a future release.", "task",
          "benign", "fallback"),
@@ -108,15 +108,15 @@ def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[st
         # a loss that is NaN, whatever separates the name from the value
         ("iter 40: loss nan, time 10.2ms", "task", "warning", "nan-loss"),
         # a native stack's header continues the record before it: a retried connection ...
-        ("[W101 00:00:00.000000 TCPStore.cpp:10] [c10d] connect to 10.0.0.1:29500 failed - retrying (try=2)\n"
-         "Exception raised from connect at /src/c10d/socket.cpp:100 (most recent call first):", "task", "benign",
+        (("[W101 00:00:00.000000 TCPStore.cpp:10] [c10d] connect to 10.0.0.1:29500 failed - retrying (try=2)\n"
+          "Exception raised from connect at /src/c10d/socket.cpp:100 (most recent call first):"), "task", "benign",
          "retry"),
         # ... and after nothing it reads as the failure it is
         ("Exception raised from connect at /src/c10d/socket.cpp:100 (most recent call first):", "task", "fatal",
          "fatal-level"),
         # indented items below an INFO line belong to that INFO record
-        ("2024-01-01 10:00:00,000 - loader:12 - INFO - 2 samples failed this epoch:\n"
-         "    [a.png failed to decode] - 3\n    [b.png failed range check] - 1", "task", "benign",
+        (("2024-01-01 10:00:00,000 - loader:12 - INFO - 2 samples failed this epoch:\n"
+          "    [a.png failed to decode] - 3\n    [b.png failed range check] - 1"), "task", "benign",
          "info-level-error"),
     ],
 )
