@@ -28,13 +28,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "eagle3tui-corpus-2026-11-30"
 THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.85, "progress_recognised": 0.95}
-# Held-out scores measured on the 478-excerpt corpus (152 held out, 53 of them
-# from the batch added after the first tuning) when the shape detectors of
-# anatomy/judge/progress were finished (see docs/logs.md): a change that makes
-# them worse fails here. They are below THRESHOLDS on purpose: the held-out
-# failures are never read, so these figures are what the classifier does on
-# logs it was not fitted to.
-HELDOUT_FLOOR = {"fatal_recall": 0.92, "false_fatal": 0.015, "benign_recognised": 0.6, "progress_recognised": 0.92}
+# Held-out floors: a change that makes the held-out scores worse fails here.
+# They are below THRESHOLDS on purpose: the held-out failures are never read,
+# so these figures are what the classifier does on logs it was not fitted to.
+# The whole held-out split (186 of 590 excerpts) at its measurement after round
+# three (docs/logs.md) ...
+HELDOUT_FLOOR = {"fatal_recall": 0.888, "false_fatal": 0.009, "benign_recognised": 0.647, "progress_recognised": 0.875}
+# ... and its first 152 excerpts (rows 0-477) at the floor round two set on
+# them: a later batch may lower the whole split's figures, never these.
+HELDOUT_478_ROWS = 478
+HELDOUT_478_FLOOR = {"fatal_recall": 0.92, "false_fatal": 0.015, "benign_recognised": 0.6, "progress_recognised": 0.92}
 
 
 def _scorer() -> ModuleType:
@@ -56,7 +59,7 @@ def rows(scorer: ModuleType) -> list[dict]:
 
 
 def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
-    assert len(rows) >= 470
+    assert len(rows) >= 590
     assert len({r["id"] for r in rows}) == len(rows)
     url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     for r in rows:
@@ -108,14 +111,17 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     assert s["progress_recognised"] >= THRESHOLDS["progress_recognised"], table
 
 
-def test_heldout_scores_do_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
-    held = scorer.score([r for r in rows if r["split"] == "heldout"])
+@pytest.mark.parametrize(("first_rows", "floor"), [(None, HELDOUT_FLOOR), (HELDOUT_478_ROWS, HELDOUT_478_FLOOR)])
+def test_heldout_scores_do_not_regress(
+    scorer: ModuleType, rows: list[dict], first_rows: int | None, floor: dict[str, float]
+) -> None:
+    held = scorer.score([r for r in rows[:first_rows] if r["split"] == "heldout"])
     s = held["scores"]
     table = scorer.table(held, "heldout split")  # scores only: its failures stay unread
-    assert s["fatal_recall"] >= HELDOUT_FLOOR["fatal_recall"], table
-    assert s["false_fatal"] <= HELDOUT_FLOOR["false_fatal"], table
-    assert s["benign_recognised"] >= HELDOUT_FLOOR["benign_recognised"], table
-    assert s["progress_recognised"] >= HELDOUT_FLOOR["progress_recognised"], table
+    assert s["fatal_recall"] >= floor["fatal_recall"], table
+    assert s["false_fatal"] <= floor["false_fatal"], table
+    assert s["benign_recognised"] >= floor["benign_recognised"], table
+    assert s["progress_recognised"] >= floor["progress_recognised"], table
 
 
 def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleType, tmp_path: Path) -> None:

@@ -89,6 +89,35 @@ def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[st
         # a server error in a Gin access line fails that request; the server goes on
         ('[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"', "service",
          "warning", "request-failed"),
+        # round three: Kubernetes' state of a container that keeps dying, in a kubectl table row
+        ("trainer-master-0      0/1     CrashLoopBackOff   5 (30s ago)   4m", "task", "fatal", "process-died"),
+        ("job-7-worker-1        0/1     ImagePullBackOff   0             2m", "service", "fatal", ""),
+        # a compound noun that names a server is a part of the job that died
+        ("2025-01-01T00:00:00.000001Z ERROR launcher: Webserver crashed", "service", "fatal", "process-died"),
+        # Python's header for a thread's exception raised during its own shutdown
+        (("Exception in thread reader-2 (most likely raised during interpreter shutdown):\n"
+          "Traceback (most recent call last):\n  File \"/x/worker.py\", line 3, in run\n"
+          "TypeError: 'NoneType' object is not callable"), "task", "benign", "exception-ignored"),
+        # a change the program announces for later (FutureWarning's subject), a value it ignores
+        ("/opt/lib/x.py:12: UserWarning: the default of `strict` will change to True in a future release.", "task",
+         "benign", "fallback"),
+        ("WARNING 01-01 00:00:00 [protocol.py:1] Unknown fields in the request were ignored: {'foo'}", "service",
+         "benign", "fallback"),
+        # a numbered retry
+        ("warn: Client - Retry 2 for POST /upload after a read timeout (SocketError)", "task", "benign", "retry"),
+        # a loss that is NaN, whatever separates the name from the value
+        ("iter 40: loss nan, time 10.2ms", "task", "warning", "nan-loss"),
+        # a native stack's header continues the record before it: a retried connection ...
+        (("[W101 00:00:00.000000 TCPStore.cpp:10] [c10d] connect to 10.0.0.1:29500 failed - retrying (try=2)\n"
+          "Exception raised from connect at /src/c10d/socket.cpp:100 (most recent call first):"), "task", "benign",
+         "retry"),
+        # ... and after nothing it reads as the failure it is
+        ("Exception raised from connect at /src/c10d/socket.cpp:100 (most recent call first):", "task", "fatal",
+         "fatal-level"),
+        # indented items below an INFO line belong to that INFO record
+        (("2024-01-01 10:00:00,000 - loader:12 - INFO - 2 samples failed this epoch:\n"
+          "    [a.png failed to decode] - 3\n    [b.png failed range check] - 1"), "task", "benign",
+         "info-level-error"),
     ],
 )
 def test_structure_decides(tmp_path: Path, text: str, kind: str, want: str, rule: str) -> None:
@@ -108,6 +137,8 @@ def test_structure_decides(tmp_path: Path, text: str, kind: str, want: str, rule
         "done 45 of 100 (45.0%)",
         "ETA: 0:01:23, 120 it done",
         "it 500: 3.21 s/it",
+        # tqdm's left half, the rest cut at the terminal's width
+        "      13/30      13.1G      1.822      21.96     0.5235          9        576: 100%|█",
     ],
 )
 def test_counter_shapes_are_progress(line: str) -> None:

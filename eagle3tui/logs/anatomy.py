@@ -74,8 +74,9 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     (re.compile(rf"\[{_DATE}\s{_TIME}\]\s([\w.]{{1,120}}):\s\[({_LV})\]\s?(.*)", re.S), 2, 1, 3),
     # hydra: "[2024-02-22 19:20:17,149][datasets.builder][WARNING] - msg"
     (re.compile(rf"\[{_DATE}\s{_TIME}\]\[([\w.]{{1,120}})\]\[({_LV})\]\s-\s(.*)", re.S), 2, 1, 3),
-    # "2024-02-15 02:47:44,259 - uvicorn.error - ERROR - msg", "06/03/2020 19:08:24 - INFO - __main__ -   msg"
-    (re.compile(rf"{_DATE}\s{_TIME}\s-\s([\w.]{{1,120}})\s-\s({_LV})\s-\s(.*)", re.S), 2, 1, 3),
+    # "2024-02-15 02:47:44,259 - uvicorn.error - ERROR - msg", "06/03/2020 19:08:24 - INFO - __main__ -   msg",
+    # "2019-10-16 15:16:26,801 - tensor_generators:129 - INFO - msg" (%(module)s:%(lineno)d)
+    (re.compile(rf"{_DATE}\s{_TIME}\s-\s([\w.]{{1,120}}(?::\d{{1,6}})?)\s-\s({_LV})\s-\s(.*)", re.S), 2, 1, 3),
     (re.compile(rf"{_DATE}\s{_TIME}\s-\s({_LV})\s-\s([\w.]{{1,120}})\s-\s{{1,4}}(.*)", re.S), 1, 2, 3),
     # loguru / fairseq: "2020-10-01 11:52:42 | INFO | train_inner | msg"
     (re.compile(rf"{_DATE}\s{_TIME}\s\|\s({_LV})\s{{1,6}}\|\s([\w.:-]{{1,120}})\s\|\s(.*)", re.S), 1, 2, 3),

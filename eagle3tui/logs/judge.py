@@ -34,7 +34,9 @@ from eagle3tui.logs.anatomy import Shape, exception_line, shape
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
     r"(?:process(?:es)?|proc|procs|worker|workers|child|children|subprocess(?:es)?|rank|ranks|engine|"
-    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|server|shard|container|pod|"
+    r"actor|job|step|scheduler|executor|runner|replica|daemon|thread|agent|core|coordinator|"
+    # a compound that names a server ("Webserver", "API server")
+    r"(?:web|http|api|grpc|model|inference)?server|shard|container|pod|"
     r"instance|node)"
 )
 _DIED = re.compile(
@@ -43,7 +45,9 @@ _DIED = re.compile(
     r"(?:was |got )signall?ed|crashed|aborted|segfaulted|cancell?ed(?! by (?:the )?user))\b"
     rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b"
     # a part of the job that could not come up, a container the kernel killed
-    rf"|\b{_SUBJECT}\s(?:\w{{1,40}}\s)?failed to (?:start|launch|spawn|initiali[sz]e)\b|\bOOMKilled\b",
+    rf"|\b{_SUBJECT}\s(?:\w{{1,40}}\s)?failed to (?:start|launch|spawn|initiali[sz]e)\b|\bOOMKilled\b"
+    # Kubernetes' states of a container that keeps dying or cannot start
+    r"|\b(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull)\b",
     re.I,
 )
 _LAUNCHER_KILL = re.compile(
@@ -90,7 +94,10 @@ _FALLBACK = re.compile(
     r"\b(?:fall(?:ing|s)?[ -]?back|instead|using (?:the )?(?:internal|default|native|fallback|auto|generic|"
     r"JIT|CPU|PyTorch|torch|pure[- ]python|slow(?:er)?|reference)|will be ignored|is ignored|"
     r"has no effect|defaults? used|deprecat\w{0,6}|will be removed|no longer (?:needed|used|supported)|"
-    r"can be (?:safely )?ignored|safe to ignore|please ignore|skipping|will be set to|(?:is|was) set to (?:the )?default|"
+    r"can be (?:safely )?ignored|safe to ignore|please ignore|(?:are|was|were|been|but|and) ignored|"
+    # a change announced for later: FutureWarning's own subject
+    r"in (?:a |the )?future(?: (?:version|release)s?)?|"
+    r"skipping|will be set to|(?:is|was) set to (?:the )?default|"
     r"assuming|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=|"
     r"(?:will )?proceed(?:ing)? (?:with|without)|(?:processing|continuing|running|starting|training) without|"
     r"already (?:been )?(?:registered|exists?|initiali[sz]ed|loaded|installed|defined|run))\b",
@@ -142,7 +149,7 @@ _REQUEST_WORDS = re.compile(
 # every position: 100 us for one 150-character line without them).
 _GATES: dict[str, tuple[str, ...]] = {
     "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed", "signaled",
-             "signalled", "failed to "),
+             "signalled", "failed to ", "backoff", "errimagepull"),
     "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler", "mpi_abort"),
     "nonzero": ("code", "status", "zero"),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
@@ -155,7 +162,7 @@ _GATES: dict[str, tuple[str, ...]] = {
                  "abort", "crash", "time", "no module", "returned"),
     "absent": (".so", ".dll", ".dylib", "shared object", "module", "importerror", "found", "installed", "available",
                "supported", "couldn't load", "can't load", "could not", "cannot open", "unable to"),
-    "fallback": ("fall", "instead", "using ", "ignore", "no effect", "default", "deprecat", "will be removed",
+    "fallback": ("fall", "instead", "using ", "ignore", "no effect", "default", "deprecat", "will be removed", "future",
                  "no longer", "skipping", "proceed", "without", "already", "set to", "assuming", "reducing ",
                  "setting "),
     "recovery": ("restart", "respawn", "retry", "reconnect", "recover"),
@@ -203,9 +210,11 @@ _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid trit
 # The distributed runtime's own C++ error level precedes a failure of the job.
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
 # Families that report a death, whatever level they are logged at.
-_DEATH_FAMILIES = frozenset({"vllm-engine-dead", "crash-signal", "killed", "torchrun-child-failed"})
+_DEATH_FAMILIES = frozenset({"vllm-engine-dead", "crash-signal", "killed", "torchrun-child-failed", "container-failed"})
 # Families that break the process or the device for every later request.
-_ENGINE_FAMILIES = frozenset({"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "disk-full", "torchrun-child-failed"})
+_ENGINE_FAMILIES = frozenset(
+    {"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "disk-full", "torchrun-child-failed", "container-failed"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +386,9 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     g = gate_bits(sh.source + " " + body if sh.source else body)
     # 1. Python itself says the exception was ignored.
     if body.startswith("Exception ignored in") or (body.startswith("Exception ") and body.rstrip().endswith(" ignored")):
+        return make("benign", "exception-ignored")
+    # Python's header for a thread's exception that it attributes to its own shutdown.
+    if body.startswith("Exception in thread ") and "during interpreter shutdown" in body:
         return make("benign", "exception-ignored")
     # 2. The user's rules know the job best; the pack's specific harmless
     #    families come next (they name exactly what is harmless).

@@ -103,6 +103,7 @@ _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-erro
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
+_RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
@@ -778,8 +779,8 @@ class StageLogMonitor:
         rest = text[rest_off:]
         source = src if type(src) is str else rest[src[0] : src[1]]
         v = verdict
-        if v.kind == "warning" and v.rule in _GENERIC_RULES:
-            v = self._continuation(v, worker, no, (level, source))
+        if v.kind == "warning" and v.rule in _GENERIC_RULES or v.rule == "fatal-level" and level is None:
+            v = self._continuation(v, worker, no, (level, source), rest)
         else:
             self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
         if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable:
@@ -909,7 +910,7 @@ class StageLogMonitor:
                         key = (idx, self._templates.value_key(idx, raw))
                     self._remember(tmpl, key, text, worker, rest, sh, verdict)
                 if verdict is not None:
-                    verdict = self._continuation(verdict, worker, no, (sh.level, sh.source))
+                    verdict = self._continuation(verdict, worker, no, (sh.level, sh.source), rest)
                     self._verdict_event(verdict, rest, worker, no)
                     if verdict.kind not in ("info", "progress"):
                         continue
@@ -950,19 +951,52 @@ class StageLogMonitor:
             return
         self._emit(ev)
 
-    def _continuation(self, v: Verdict, worker: str | None, no: int, header: tuple[str | None, str]) -> Verdict:
-        """A generic warning that continues the message of the line before.
+    def _continuation(
+        self, v: Verdict, worker: str | None, no: int, header: tuple[str | None, str], rest: str = ""
+    ) -> Verdict:
+        """A line that continues the message of the line before.
 
         Programs print one message over several lines with the same header
         (``[WARNING] async_io requires libaio ...`` then ``[WARNING] If libaio
         is already installed ...``): the follow-on lines mean what the first
-        one meant.
+        one meant. A native stack's header without a log header of its own
+        (c10's ``Exception raised from f at file:N (most recent call
+        first):``) belongs to the record just before it: after a warning
+        that a connection is retried it is that warning's detail, not a crash.
         """
         prev = self._last_verdict.get(worker)
         self._last_verdict[worker] = (no, header, v)
-        if prev is None or v.rule not in _GENERIC_RULES or v.kind != "warning":
+        if prev is None:
             return v
         pno, pheader, pv = prev
+        if v.rule == "fatal-level":
+            if (
+                header[0] is None
+                and not header[1]
+                and pno == no - 1
+                and pheader[0] is not None
+                and pv.kind in ("warning", "benign")
+                and rest.rstrip().endswith("(most recent call first):")
+            ):
+                self._last_verdict[worker] = (no, pheader, pv)
+                return pv
+            return v
+        if v.rule not in _GENERIC_RULES or v.kind != "warning":
+            return v
+        if (
+            header[0] is None
+            and not header[1]
+            and rest[:1] in (" ", "\t")
+            and 0 < no - pno <= _RECORD_LINES
+            and pheader[0] in ("info", "debug")
+            and pv.kind == "benign"
+        ):
+            # An indented line without a header of its own continues the
+            # INFO record above it (a list the program logged as information:
+            # "INFO - In epoch 1 the following errors occurred:" then its
+            # items); what was information there is information here.
+            self._last_verdict[worker] = (no, pheader, pv)
+            return pv
         if pno == no - 1 and pheader == header and header[0] is not None and pv.kind == "benign":
             self._last_verdict[worker] = (no, header, pv)
             return pv

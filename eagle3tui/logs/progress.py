@@ -67,6 +67,8 @@ _SECONDS_PER = re.compile(r"(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
 _BAR_PERCENT = re.compile(
     r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
     r"|(?:^|(?<=\s))(\d{1,3}(?:\.\d{1,3})?)\s?%\s(?:[Cc]omplete|[Cc]ompleted|[Dd]one)\b"
+    # tqdm's own left half, the rest cut at the terminal's width: "576: 100%|█"
+    r"|(?:^|(?<=[\s:]))(\d{1,3}(?:\.\d{1,3})?)%\|[█▉▊▋▌▍▎▏#]{1,200}(?:\s{0,200}$|\s{0,200}\|)"
 )
 _SPACE_COUNTER = re.compile(r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|Iter|Iteration|Step|Epoch)\s{1,4}(\d{1,12})\b")
 _RATE = re.compile(
@@ -501,7 +503,7 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     if not metrics and rate is None and total is None:
         pm = "%" in s and (_BAR_PERCENT.search(s) or _VERB_PERCENT.search(s))
         if pm:
-            pct = float(pm.group(1) or pm.group(2))
+            pct = float(pm.group(1) or pm.group(2) or pm.group(3))
             if pct <= 100.0:
                 return ProgressUpdate(desc="progress", percent=pct, source="metrics", remaining_s=remaining)
         if remaining is not None:
