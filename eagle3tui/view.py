@@ -136,13 +136,17 @@ class PipelineView:
         if g is None:
             return ("GPU: waiting for the driver's first sample…" if self.driver_alive
                     else "GPU: no driver running (figures appear while one runs)")
-        if g.get("remote"):
+        if self._remote_gpu_rows():
             return None  # other nodes' GPUs are rows even when this host has none
+        note = None
         if not g.get("available", False):
-            return str(g.get("error") or "NVML unavailable")
-        if not g.get("gpus"):
-            return "NVML sees no GPUs on this host"
-        return None
+            note = str(g.get("error") or "NVML unavailable")
+        elif not g.get("gpus"):
+            note = "NVML sees no GPUs on this host"
+        # A node that could not sample says why, beside this host's reason.
+        remote = [f"{name} on {report.get('node') or '?'}: {report.get('error') or 'no GPUs'}"
+                  for name, report in sorted((g.get("remote") or {}).items())]
+        return "; ".join(([note] if note else []) + remote) or None
 
     def gpu_rows(self) -> list[GpuRow]:
         """One row per GPU of the driver's last sample."""

@@ -59,3 +59,19 @@ def test_garbage_and_old_reports_are_not_shown_as_live(tmp_path):
     # Three intervals plus 5 s without a new report: the node is gone or the wrapper hangs.
     assert report_is_stale(doc, now + 3 + 5 + 1.5)
     assert witness_of(doc, now + 10) is None
+
+
+def test_a_node_that_cannot_sample_says_why_in_the_gpu_panel(tmp_path):
+    """This host has no NVML and the job's node failed to sample: the panel says both."""
+    from eagle3tui.config import load_config
+    from eagle3tui.frontends.tui.gpupanel import gpu_lines
+    from eagle3tui.view import load_view
+
+    (tmp_path / "pipeline.toml").write_text('[[stage]]\nname = "train"\ncommand = ["true"]\n')
+    view = load_view(load_config(tmp_path / "pipeline.toml"))
+    view.gpu = {"available": False, "error": "NVML unavailable: libnvidia-ml.so.1 not found",
+                "remote": {"train": {"node": "gpu7", "time": time.time(), "available": False,
+                                     "error": "GPU sampling on this node failed: NVMLError: Driver Not Loaded"}}}
+    assert view.gpu_rows() == []
+    text = gpu_lines(view, width=200).plain
+    assert "libnvidia-ml.so.1 not found" in text and "train on gpu7: GPU sampling on this node failed" in text
