@@ -155,6 +155,8 @@ class Driver:
         self._telemetry_lock = threading.Lock()
         # stage -> (when, event) of a "memory freed" waiting to settle.
         self._freed_pending: dict[str, tuple[float, Any]] = {}
+        # Stage -> the node report of a running Slurm stage (telemetry/node_report.py).
+        self._remote_reports: dict[str, dict[str, Any]] = {}
         self.gpu: GpuMonitor | None = None
         if gpu:
             disks = sorted({str(p) for s in config.stages for p in s.disk})
@@ -338,11 +340,13 @@ class Driver:
                 for path in self.config.stage(n).disk:
                     ends[str(path)] = now + float(remaining)
         self._projected_end = ends
+        # Read once a pass: the witness below and state.json's GPU document share them.
+        self._remote_reports = self._remote_gpu_reports(statuses)
         for name, w in self.watches.items():
             rec = self._watch_recs.get(name)
             if rec is not None and is_slurm(rec):
                 # Its GPUs are on the job's node: the node's own report testifies.
-                w.gpu_witness = witness_of(read_report(self.store.gpu_report_path(name, rec.attempt)), now)
+                w.gpu_witness = witness_of(self._remote_reports.get(name), now)
             elif self.gpu is not None:
                 w.gpu_witness = self.gpu.witness(name)
         if self.gpu is None:
@@ -386,16 +390,16 @@ class Driver:
                 self._alert("warning", "gpu-memory-freed",
                             ev.message + " while the stage still runs", rec, **ev.figures)
 
-    def gpu_summary(self, statuses: dict[str, StageStatus] | None = None) -> dict[str, Any] | None:
+    def gpu_summary(self) -> dict[str, Any] | None:
         """The last GPU sample with per-stage attribution and history, for ``state.json``,
-        and under ``remote`` the node reports of running stages on other nodes."""
+        and under ``remote`` the node reports of running stages on other nodes (as read
+        in the last full pass)."""
         doc = None
         if self.gpu is not None and self.gpu.latest is not None:
             doc = summarize(self.gpu.latest, memory_history(self.gpu))
-        remote = self._remote_gpu_reports(statuses if statuses is not None else self.statuses())
-        if remote:
+        if self._remote_reports:
             doc = dict(doc or {"available": False, "error": "no GPU sample on this host yet"},
-                       remote=remote)
+                       remote=dict(self._remote_reports))
         return doc
 
     def _remote_gpu_reports(self, statuses: dict[str, StageStatus]) -> dict[str, Any]:
@@ -962,7 +966,7 @@ class Driver:
             "schema": 1,
             "pipeline": self.config.name,
             "driver_pid": os.getpid(),
-            "gpu": self.gpu_summary(statuses),
+            "gpu": self.gpu_summary(),
             "stages": [
                 {"name": s.name, "run_id": s.run_id, "live": s.live,
                  "stalled": s.state == StageState.STALLED, "waiting": self.waiting.get(s.name)}
