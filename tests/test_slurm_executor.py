@@ -25,18 +25,11 @@ from eagle3tui.supervisor.executors import SlurmExecutor, storage_warnings
 from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, derive_statuses
 
-from test_slurm_scheduler import slurm_cluster  # noqa: F401  (fails without a cluster)
+from test_slurm_scheduler import TRAP_TERM, slurm_cluster  # noqa: F401  (fails without a cluster)
 
 pytestmark = pytest.mark.slurm
 
 PY = sys.executable
-TRAP_TERM = ("import signal, sys, time\n"
-             "def on_term(*_):\n"
-             "    print('stage got SIGTERM', flush=True)\n"
-             "    if sys.argv[1] == 'exit': sys.exit(143)\n"
-             "signal.signal(signal.SIGTERM, on_term)\n"
-             "print('stage ready', flush=True)\n"
-             "while True: time.sleep(0.2)\n")
 SHOW_GPUS = ("import os, time; print('gpus', os.environ.get('CUDA_VISIBLE_DEVICES'), flush=True); "
              "time.sleep(float(os.environ['HOLD_S']))")
 

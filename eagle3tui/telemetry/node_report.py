@@ -35,6 +35,9 @@ from eagle3tui.witness import GpuWitness
 #: machines without GPUs. Unset, the real ``pynvml`` is used.
 STANDIN_ENV = "EAGLE3TUI_NVML_STANDIN"
 
+#: The name the stage's tree is attributed under on its node (the node knows one stage).
+STAGE = "stage"
+
 #: How many intervals a report may lag before front ends call it stale.
 STALE_INTERVALS = 3
 
@@ -52,8 +55,8 @@ def nvml_from_env(env: dict[str, str] | None = None) -> Any | None:
 def build_report(snap: GpuSnapshot, att: Attribution, node: str, interval: float,
                  witness: GpuWitness | None = None) -> dict[str, Any]:
     """The node report for one snapshot: the node's GPUs, what the stage (attributed
-    as ``"stage"``) holds, and the node's testimony for the stall detector."""
-    use = att.stages.get("stage")
+    as :data:`STAGE`) holds, and the node's testimony for the stall detector."""
+    use = att.stages.get(STAGE)
     by_gpu = dict(use.bytes_by_gpu) if use else {}
     other: dict[int, int] = {}
     for p in att.other:
@@ -144,9 +147,9 @@ class NodeReporter:
     def report_once(self) -> dict[str, Any]:
         """Sample, write, and return one report."""
         snap = self.sampler.sample()
-        att = attribute(snap, {"stage": self.root_pid})
+        att = attribute(snap, {STAGE: self.root_pid})
         self.tracker.update(snap, att)
-        report = build_report(snap, att, self.node, self.interval, self.tracker.stage_witness("stage"))
+        report = build_report(snap, att, self.node, self.interval, self.tracker.stage_witness(STAGE))
         try:
             write_report(self.path, report)
             self.write_error = None
