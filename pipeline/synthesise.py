@@ -15,6 +15,15 @@ What comes out is filtered so it is worth training on:
 * held-out prompts (``--exclude``, e.g. prepare's ``--holdout-output``): their
   near-duplicates are dropped, so evaluation prompts never reach training.
 
+Steering (``--steer JSONL --steer-share F``): left alone, a small target writes
+mostly one kind of prompt (SmolLM2-135M: life and business advice), while the
+traffic a draft serves is coding, maths, writing, explanations. A share F of
+the rows then start the user's message with the first ``--steer-words`` words
+of a prompt drawn from the user's own *training* prompts ("Write a Python",
+"Prove that there") and the target writes the rest, so the mix of tasks follows
+the user's prompts without copying them. Never pass held-out prompts here; the
+held-out look-alike filter above still applies to every steered prompt.
+
 Output: prepare's normalized JSONL (``{"id", "conversations": [{"role":
 "user", ...}]}``) written atomically, and ``OUTPUT.json`` with the counts by
 reason (the record of what was excluded and why).
@@ -179,6 +188,33 @@ def _load_excluded(paths: list[Path]) -> list[str]:
     return texts
 
 
+def load_openings(path: Path, words: int) -> list[str]:
+    """The first ``words`` words of the first user turn of every prompt in ``path`` (steering openings)."""
+    openings = []
+    for n, rec in iter_jsonl(path, fix="pass prepare's --output file (training prompts, never held-out ones)"):
+        if not isinstance(rec, dict):
+            raise StageError(f"{path}:{n}: expected a JSON object\n  fix: one prompt record per line")
+        conv = rec.get("conversations") or rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
+        first = next((t.get("content", "") for t in conv if isinstance(t, dict) and t.get("role") == "user"), "")
+        head = " ".join(str(first).split()[:words])
+        if head:
+            openings.append(head)
+    if not openings:
+        raise StageError(f"{path}: no user prompt to steer from\n  fix: pass prepare's --output file")
+    return openings
+
+
+def _batch_inputs(tok: Any, prefix: str, openings: list[str], share: float, n: int, rng: Any,
+                  device: Any) -> tuple[Any, Any, list[str]]:
+    """Input ids and mask for ``n`` rows (left-padded), and each row's opening ("" for a free row)."""
+    heads = [openings[int(rng.integers(len(openings)))] if openings and rng.random() < share else "" for _ in range(n)]
+    if not any(heads):
+        ids = tok(prefix, add_special_tokens=False, return_tensors="pt")["input_ids"].to(device).expand(n, -1)
+        return ids, None, heads
+    enc = tok([prefix + h for h in heads], add_special_tokens=False, return_tensors="pt", padding=True).to(device)
+    return enc["input_ids"], enc["attention_mask"], heads
+
+
 def run_synthesise(args: Any) -> int:
     """Run the stage; returns the exit code (143 when stopped by SIGTERM, with what was kept written)."""
     import torch
@@ -194,7 +230,8 @@ def run_synthesise(args: Any) -> int:
     tok = model_io.load_tokenizer(args.model, args.gguf_file)
     log(f"synthesise: load: ready in {time.monotonic() - t0:.1f}s")
     prefix = user_turn_prefix(tok)
-    prefix_ids = tok(prefix, add_special_tokens=False, return_tensors="pt")["input_ids"].to(device)
+    openings = load_openings(Path(args.steer), args.steer_words) if args.steer else []
+    tok.padding_side = "left"
     end_ids = {i for i in [tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>"),
                            tok.convert_tokens_to_ids("<|eot_id|>")] if isinstance(i, int) and i >= 0
                and i != tok.unk_token_id}
@@ -203,7 +240,13 @@ def run_synthesise(args: Any) -> int:
                         args.max_chars, markers)
     for text in _load_excluded([Path(p) for p in args.exclude]):
         filt.exclude(text)
+    if tok.pad_token_id is None:  # converted tokenizers may have none; padded slots are masked anyway
+        tok.pad_token_id = sorted(end_ids)[0]
     torch.manual_seed(args.seed)
+    import numpy as np
+
+    rng = np.random.default_rng(args.seed)
+    steered = 0
     kept: list[str] = []
     generated = 0
     bar = progress(args.num_prompts, desc="synthesise", unit="prompt")
@@ -213,18 +256,25 @@ def run_synthesise(args: Any) -> int:
     budget = args.num_prompts * args.max_draw_factor
     while len(kept) < args.num_prompts and generated < budget:
         n = min(args.batch_size, budget - generated)
+        ids, mask, heads = _batch_inputs(tok, prefix, openings, args.steer_share, n, rng, device)
         with torch.inference_mode():
-            out = model.generate(prefix_ids.expand(n, -1), attention_mask=torch.ones_like(prefix_ids).expand(n, -1),
+            out = model.generate(ids, attention_mask=mask if mask is not None else torch.ones_like(ids),
                                  do_sample=True, temperature=args.temperature, top_p=args.top_p,
                                  max_new_tokens=args.max_new_tokens, eos_token_id=sorted(end_ids),
-                                 pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else sorted(end_ids)[0])
-        gen = out[:, prefix_ids.shape[1]:].tolist()
+                                 pad_token_id=tok.pad_token_id)
+        gen = out[:, ids.shape[1]:].tolist()
         generated += n
-        for row in gen:
+        for head, row in zip(heads, gen):
             cut = next((j for j, t in enumerate(row) if t in end_ids), None)
-            text = tok.decode(row[:cut] if cut is not None else row, skip_special_tokens=True).strip()
+            text = tok.decode(row[:cut] if cut is not None else row, skip_special_tokens=True)
+            if head and not text.strip():
+                filt.verdicts["nothing after the opening"] += 1  # a cut-off training prompt, not a new one
+                continue
+            # The opening ends at a word; the model's continuation brings its own leading space.
+            text = (head + text).strip()
             if filt.judge(text, finished=cut is not None) and len(kept) < args.num_prompts:
                 kept.append(text)
+                steered += bool(head)
                 bar.update(1)
         bar.set_postfix_str(f"kept {len(kept)}/{generated} drawn", refresh=False)
         if stop.is_set():
@@ -243,8 +293,10 @@ def run_synthesise(args: Any) -> int:
         "model": str(args.model), "drawn": generated, "kept": len(kept), "verdicts": dict(filt.verdicts),
         "held_out_files": list(args.exclude), "held_out_prompts": len(filt.excluded.signatures),
         "topics": len(filt.topics), "largest_topics": filt.topics.most_common(10),
+        "steered": {"file": args.steer, "openings": len(openings), "kept": steered},
         "settings": {k: getattr(args, k) for k in ("temperature", "top_p", "max_new_tokens", "dedup_threshold",
-                                                   "max_per_topic", "topic_words", "seed")},
+                                                   "max_per_topic", "topic_words", "seed", "steer_share",
+                                                   "steer_words")},
         "seconds": round(elapsed, 1), "stopped": stopped,
     }
     # The record first, then the prompts: a prompts file on disk always has its record beside it.
@@ -273,6 +325,10 @@ def build_parser() -> Any:
     p.add_argument("--num-prompts", type=int, default=1000, help="prompts to keep")
     p.add_argument("--exclude", action="append", default=[], metavar="JSONL",
                    help="held-out prompts (repeatable): their near-duplicates are never kept")
+    p.add_argument("--steer", default=None, metavar="JSONL",
+                   help="training prompts whose openings steer a share of the rows (never held-out prompts)")
+    p.add_argument("--steer-share", type=float, default=0.5, help="share of rows that start with an opening")
+    p.add_argument("--steer-words", type=int, default=3, help="words of a training prompt that make an opening")
     p.add_argument("--batch-size", type=int, default=512, help="prompts sampled per generate call")
     p.add_argument("--max-new-tokens", type=int, default=96, help="longest user message")
     p.add_argument("--temperature", type=float, default=1.0)
@@ -292,7 +348,13 @@ def build_parser() -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``python -m pipeline.synthesise``."""
-    return run_stage(build_parser(), run_synthesise, argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not 0.0 <= args.steer_share <= 1.0:
+        parser.error(f"--steer-share {args.steer_share}: must be between 0 and 1 (the share of steered rows)")
+    if args.steer_words < 1:
+        parser.error(f"--steer-words {args.steer_words}: must be at least 1")
+    return run_stage(parser, run_synthesise, argv)
 
 
 if __name__ == "__main__":

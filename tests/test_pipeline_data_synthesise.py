@@ -116,3 +116,70 @@ def test_regenerate_local_backend_samples_and_resumes_by_id(tmp_path: Path) -> N
         assert [t["role"] for t in rec["conversations"]] == ["user", "assistant"]
         assert rec["finish_reason"] in ("stop", "length") and 0 < rec["usage"]["completion_tokens"] <= 6
         assert rec["server"] == "local:cpu"
+
+
+def _tiny_eos_model(tmp_path: Path) -> Path:
+    """A 2-layer Llama with SmolLM2's tokenizer that ends a turn about half the time at each token.
+
+    The final norm passes only hidden dimension 0; ``lm_head`` maps its sign to
+    end-of-turn or to one of two words, so sampled messages finish within a few tokens.
+    """
+    torch = pytest.importorskip("torch")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from pipeline.model_io import load_tokenizer
+
+    tok = load_tokenizer("smollm2")
+    end = tok.convert_tokens_to_ids("<|im_end|>")
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+                      eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        model.model.norm.weight.zero_()
+        model.model.norm.weight[0] = 1.0
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[end, 0] = 8.0
+        for word in (" cat", " dog"):
+            model.lm_head.weight[tok.convert_tokens_to_ids(tok.tokenize(word)[0]), 0] = -8.0
+    out = tmp_path / "tiny-eos"
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def test_steered_prompts_start_with_a_training_prompts_opening(tmp_path: Path) -> None:
+    """--steer-share 1: every kept prompt opens with the first words of a training prompt; held-out ones never."""
+    model = _tiny_eos_model(tmp_path)
+    rep = prepare([SHIPPED_PROMPTS], tmp_path / "train.jsonl", holdout=64, holdout_output=tmp_path / "held.jsonl",
+                  show_progress=False)
+    assert rep.held_out == 64
+    out = tmp_path / "synth.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cmd = [sys.executable, "-m", "pipeline.synthesise", "--model", str(model), "--output", str(out),
+           "--num-prompts", "12", "--steer", str(tmp_path / "train.jsonl"), "--steer-share", "1", "--steer-words", "3",
+           "--batch-size", "16", "--max-new-tokens", "8", "--min-words", "3", "--max-per-topic", "100",
+           "--device", "cpu", "--seed", "3"]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    train_openings = {" ".join(json.loads(line)["conversations"][0]["content"].split()[:3])
+                      for line in (tmp_path / "train.jsonl").read_text(encoding="utf-8").splitlines()}
+    kept = [json.loads(line)["conversations"][0]["content"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(kept) == 12
+    for text in kept:
+        opening = next((o for o in train_openings if text.startswith(o)), None)
+        assert opening is not None, text
+        assert len(text) > len(opening), text  # the model wrote the rest
+    record = json.loads((tmp_path / "synth.jsonl.json").read_text(encoding="utf-8"))
+    assert record["steered"]["kept"] == 12 and record["steered"]["openings"] == rep.written
+    # Unsteered, the same model writes mostly its two words: no opening of a training prompt appears.
+    free = subprocess.run([*cmd, "--steer-share", "0", "--num-prompts", "4", "--min-words", "1"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert free.returncode == 0, free.stderr
+    free_kept = [json.loads(line)["conversations"][0]["content"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(free_kept) == 4
+    assert not any(text.startswith(o) for text in free_kept for o in train_openings), free_kept
+    bad = subprocess.run([*cmd, "--steer-share", "1.5"], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert bad.returncode == 2 and "--steer-share 1.5" in bad.stderr
