@@ -79,6 +79,9 @@ def test_an_epoch_number_is_not_taken_for_a_stamp() -> None:
         # https://github.com/Nextomics/NextDenovo/issues/114: a named step fails at the ERROR level
         ("[ERROR] 2021-05-11 12:06:27,882 db_stat failed: please check the following logs:", "task", "fatal",
          "step-failed"),
+        # https://github.com/rob-smallshire/eseries/issues/4: a CLI's final report in a task (pip)
+        ("ERROR: Could not find a version that satisfies the requirement eseries (from versions: none)\n"
+         "ERROR: No matching distribution found for eseries", "task", "fatal", "top-level-error"),
         # https://github.com/pytorch/pytorch/issues/69200: a build without an optional part
         ("D:\\Anaconda3\\envs\\chtorch2\\lib\\site-packages\\torch\\cuda\\nccl.py:15: UserWarning: PyTorch is "
          "not compiled with NCCL support", "task", "benign", "optional-missing"),
@@ -115,6 +118,8 @@ def test_structural_verdicts(tmp_path: Path, text: str, kind: str, want: str, ru
          "warning"),
         # a failed step that is retried just after was survived
         ("[ERROR] 2021-05-11 12:06:27,882 upload failed.\nRetrying upload (attempt 2 of 5)", "task", "warning"),
+        # a server's bare "ERROR: " is one request's failure (uvicorn), not its final report
+        ("ERROR:    Exception in ASGI application", "service", "warning"),
         # "shut down" without a failure as its cause is an ordinary shutdown
         ("INFO 08-15 17:38:13 [executor.py:120] The executor has been shut down.", "task", "info"),
         # a subject that failed to start, then said it starts without it, is a fallback
@@ -145,3 +150,10 @@ def test_death_words_reach_the_judge_in_a_long_log(tmp_path: Path) -> None:
     events, _ = classify_log(log, stage_kind="service")
     fatal = [e for e in events if e.kind == "fatal"]
     assert [(e.line, e.rule) for e in fatal] == [(40001, "fatal-level")]
+
+
+def test_a_bare_error_report_followed_by_progress_was_not_final(tmp_path: Path) -> None:
+    """What the process does next decides: a task that keeps making progress survived its "ERROR: " line."""
+    steps = "\n".join(f"{{'loss': 0.{i:04d}, 'learning_rate': 1e-05, 'epoch': 0.{i:02d}}}" for i in range(1, 60))
+    got, rules = _verdict(tmp_path, "ERROR: could not reach the metrics endpoint\n" + steps, "task")
+    assert got == "warning", (got, rules)

@@ -531,7 +531,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.
-    if exc is None and level == "error" and not sh.source and text.startswith("Error: ") and len(body) > 2:
+    #    In a task, so is a bare "ERROR: " there (pip, many installers and CLIs);
+    #    a server prints that for one request's failure (uvicorn), so not there.
+    final_report = text.startswith("Error: ") or not service and text.startswith("ERROR: ")
+    if exc is None and level == "error" and not sh.source and final_report and len(body) > 2:
         return make("fatal", "top-level-error", pending=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
