@@ -17,6 +17,10 @@ from eagle3tui.logs.anatomy import peel, shape
 from eagle3tui.logs.offline import classify_log
 
 
+# https://github.com/huggingface/text-generation-inference/issues/814, as posted
+TGI_814 = "home/udocker/ma-endpoint-pos/data/michelangelo/scripts/TGI/tgivenv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: Found duplicate ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] files: {PosixPath('/usr/local/cuda/lib64/libcudart.so.11.0'), PosixPath('/usr/local/cuda/lib64/libcudart.so')}.. We'll flip a coin and try one of these, in order to fail forward.\nEither way, this might cause trouble in the future:\nIf you get `CUDA error: invalid device function` errors, the above might be the cause and the solution is to make sure only one ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] in the paths that we search based on your env.\n  warn(msg)"
+
+
 def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
     """The most serious event kind of ``text`` classified as a whole log, and its rules."""
     log = tmp_path / "x.log"
@@ -91,6 +95,10 @@ def test_an_epoch_number_is_not_taken_for_a_stamp() -> None:
          "optional-missing"),
         ("[TensorRT-LLM][WARNING] max_tokens_in_paged_kv_cache is not specified, will use default value",
          "service", "benign", "fallback"),
+        # https://github.com/community-scripts/ProxmoxVED/issues/2047: settings the program does not know,
+        # at WARNING: it ignores them
+        ("Aug 19 18:30:11 vllm vllm[8707]: (APIServer pid=8707) WARNING 08-19 18:30:11 [envs.py:2128] Unknown "
+         "vLLM environment variable detected: VLLM_MODEL", "service", "benign", "fallback"),
         # https://github.com/pytorch/ignite/issues/2212: the program guesses a value and goes on
         ("[W ProcessGroupNCCL.cpp:1569] Rank 0 using best-guess GPU 0 to perform barrier as devices used by "
          "this process are currently unknown.", "task", "benign", "fallback"),
@@ -118,6 +126,13 @@ def test_structural_verdicts(tmp_path: Path, text: str, kind: str, want: str, ru
          "warning"),
         # a failed step that is retried just after was survived
         ("[ERROR] 2021-05-11 12:06:27,882 upload failed.\nRetrying upload (attempt 2 of 5)", "task", "warning"),
+        # a CLI refusing an argument it does not know is a usage error, not an ignored setting
+        ("usage: train.py [-h]\ntrain.py: error: unrecognized arguments: --fp17", "task", "fatal"),
+        # https://github.com/huggingface/text-generation-inference/issues/814 (the corpus excerpt): advice in
+        # the conditional mood after a warning names a fatal family without reporting it. (The warning
+        # itself, about a shared object found twice, reads as an optional part: benign, where the
+        # corpus says warning; the point here is that nothing is fatal.)
+        (TGI_814, "service", "benign"),
         # a server's bare "ERROR: " is one request's failure (uvicorn), not its final report
         ("ERROR:    Exception in ASGI application", "service", "warning"),
         # "shut down" without a failure as its cause is an ordinary shutdown
@@ -134,8 +149,8 @@ def test_counter_examples_stay_below_fatal(tmp_path: Path, text: str, kind: str,
 def test_a_python_warning_that_names_a_fatal_family_stays_a_warning(tmp_path: Path) -> None:
     # Written in the shape of https://github.com/huggingface/text-generation-inference/issues/814 (bitsandbytes):
     # the warnings module's header and a hypothetical CUDA error in the message.
-    line = ("/venv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: If you get "
-            "`CUDA error: invalid device function` errors, the above might be the cause")
+    line = ("/venv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: a "
+            "`CUDA error: invalid device function` was seen while probing; the above might be the cause")
     assert _verdict(tmp_path, line, "service") == ("warning", {"python-warning"})
     # Without the warnings module's header, the same family is fatal.
     assert _verdict(tmp_path, "RuntimeError: CUDA error: invalid device function", "task")[0] == "fatal"

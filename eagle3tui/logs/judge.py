@@ -138,6 +138,18 @@ _MODEL_UNUSABLE = re.compile(
 # ("[ERROR] db_stat failed: please check the following logs"): the sentence is
 # its subject and "failed", nothing after it but the pointer to the details.
 _STEP_FAILED = re.compile(r"^(?:the\s)?[\w./-]{1,40}(?:\s[\w./-]{1,40}){0,2}\sfailed(?:\s?[.:!]|$)", re.I)
+# A sentence in the conditional mood is advice about what may happen, not a
+# report of what did ("If you get `CUDA error: invalid device function` errors,
+# the above might be the cause ...", "If the job was killed, check dmesg").
+_CONDITIONAL = re.compile(r"[Ii]f (?:you|we|this|that|the|it|there|your|a|an|any)\b")
+# At WARNING level, an input the program does not know (a setting, variable or
+# argument): it ignores it and goes on ("Unknown vLLM environment variable
+# detected: VLLM_HOST", "Unrecognized setting of RAY_BACKEND_LOG_LEVEL=0").
+_IGNORED_INPUT = re.compile(
+    r"\b(?:unknown|unrecogni[sz]ed|unsupported)\s(?:[\w.-]{1,30}\s){0,2}?(?:setting|variable|argument|kwarg|key|"
+    r"option|parameter|field|flag)s?\b|\bunrecogni[sz]ed setting\b",
+    re.I,
+)
 # At WARNING level, a thing the program looked for and did not find: it goes on without it.
 _CANNOT_FIND = re.compile(r"\bcan(?:no|')t find\b", re.I)
 _SUBSTITUTION = re.compile(
@@ -439,6 +451,9 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return None
         return _from_rule(rule)
     service = stage_kind == "service"
+    # 2b. Advice in the conditional mood, without an error level of its own.
+    if body[:3] in ("If ", "if ") and level not in ("error", "fatal") and _CONDITIONAL.match(body):
+        return None
     # 3. NCCL's own lines: its INFO-level error trace, its WARN-level failures.
     if sh.nccl:
         if level == "info" and g & G_NCCL_TRACE and _NCCL_TRACE.search(body):
@@ -522,6 +537,8 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "optional-missing")
         if level == "warning" and _CANNOT_FIND.search(body) and not g & G_MODEL:
             return make("benign", "optional-missing")
+        if level == "warning" and _IGNORED_INPUT.search(body):
+            return make("benign", "fallback")
         if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
             return make("benign", "fallback")
     # A plain line (no level) that states a substitution: something was not
