@@ -16,7 +16,6 @@ import pytest
 from eagle3tui.logs.anatomy import peel, shape
 from eagle3tui.logs.offline import classify_log
 
-
 # https://github.com/huggingface/text-generation-inference/issues/814, as posted
 TGI_814 = "home/udocker/ma-endpoint-pos/data/michelangelo/scripts/TGI/tgivenv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: Found duplicate ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] files: {PosixPath('/usr/local/cuda/lib64/libcudart.so.11.0'), PosixPath('/usr/local/cuda/lib64/libcudart.so')}.. We'll flip a coin and try one of these, in order to fail forward.\nEither way, this might cause trouble in the future:\nIf you get `CUDA error: invalid device function` errors, the above might be the cause and the solution is to make sure only one ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] in the paths that we search based on your env.\n  warn(msg)"
 
