@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 HEAD_CHARS = 400  # headers and prefixes live at the start of a line
 
+_LV_WORDS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE|Warning|Error"
 # Outer layers added by the environment, peeled repeatedly (order matters
 # only for speed). Each removes one prefix and leaves the rest of the line.
 _OUTER = [
@@ -44,7 +45,8 @@ _OUTER = [
     # "stdout: " / "stderr: " from some launchers
     re.compile(r"std(?:out|err):\s"),
     # an application tag in brackets before a timestamp: "[titan] 2025-03-12 11:10:21,603 - root - ..."
-    re.compile(r"\[[A-Za-z][\w.-]{0,30}\]\s(?=\d{2,4}[-/]\d\d[-/]\d{2,4}\s)"),
+    # (a level word in brackets is the header itself: "[ERROR] 2021-05-11 12:06:27,882 msg")
+    re.compile(rf"\[(?!(?:{_LV_WORDS})\])[A-Za-z][\w.-]{{0,30}}\]\s(?=\d{{2,4}}[-/]\d\d[-/]\d{{2,4}}\s)"),
     # a stray SGR fragment whose ESC was lost: "[0m "
     re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m\s?"),
     # caret-escaped ANSI as copied from a terminal: "^[[1;36m"
@@ -136,7 +138,9 @@ _SPACED_LEVEL = re.compile(r"\s{0,4}(DEBUG|INFO|WARNING|WARN|ERROR|ERRO|CRITICAL
 # A bare time or epoch stamp before the level: "23:55:11-479484 ", "1.6690869152808545e+09  ",
 # "2022-03-02 08:25:11.39 ", "[07:15:39.400163] ".
 _STAMP = re.compile(
-    rf"(?:\[?(?:{_DATE}[ T])?\d\d:\d\d:\d\d(?:[.,-]\d{{1,9}})?(?:Z|[+-]\d\d:?\d\d)?\]?|\d\.\d{{1,20}}e\+\d\d|\d{{9,10}}(?:\.\d{{1,9}})?)\s{{1,6}}"
+    rf"(?:\[?(?:{_DATE}[ T])?\d\d:\d\d:\d\d(?:[.,-]\d{{1,9}})?(?:Z|[+-]\d\d:?\d\d)?"
+    # SGLang's parallel ranks after its time: "[2025-07-11 17:40:16 DP0 TP0] "
+    rf"(?:\s[A-Z]{{1,4}}\d{{1,5}}){{0,4}}\]?|\d\.\d{{1,20}}e\+\d\d|\d{{9,10}}(?:\.\d{{1,9}})?)\s{{1,6}}"
 )
 # "Name: message" where Name is a dotted identifier ending like an exception class
 _EXC_NAME = re.compile(
@@ -286,7 +290,12 @@ def shape_inner(text: str, _stamped: bool = False) -> Shape:
         return Shape("warning", "", m.group(2) + text[HEAD_CHARS:], category=cat)
     m = head.lstrip()[:1] in _BARE_FIRST and _BARE_LEVEL.match(head)
     if m:
-        return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", m.group(3) + text[HEAD_CHARS:])
+        body = m.group(3) + text[HEAD_CHARS:]
+        # "[ERROR] 2021-05-11 12:06:27,882 db_stat failed": the time follows the level
+        st = body[:1] in _STAMP_FIRST and _STAMP.match(body, 0, HEAD_CHARS)
+        if st and ":" in st.group(0) and st.end() < len(body):
+            body = body[st.end() :]
+        return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", body)
     m = ("arning:" in head or "rror:" in head or "ARNING:" in head or "RROR:" in head) and _LIB_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[m.group(2).upper()], m.group(1), m.group(3) + text[HEAD_CHARS:])
@@ -304,7 +313,9 @@ def shape_inner(text: str, _stamped: bool = False) -> Shape:
     m = head[:1] in _STAMP_FIRST and _STAMP.match(head)
     if m and m.end() < len(head):
         inner = shape_inner(text[m.end() :], _stamped=True)
-        if inner.level is not None:
+        if inner.level is not None or ":" in m.group(0):
+            # A time stamp alone is no header of its own: the message starts after it
+            # ("[2025-07-11 17:40:16 DP0 TP0] Watchdog timeout", "12:00:01 Error: ...").
             return inner
     return Shape(None, "", text)
 

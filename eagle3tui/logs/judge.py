@@ -46,6 +46,12 @@ _DIED = re.compile(
     rf"|\b(?:dead|killed|crashed|failed)\s{_SUBJECT}\b"
     # a part of the job that could not come up, a container the kernel killed
     rf"|\b{_SUBJECT}\s(?:\w{{1,40}}\s)?failed to (?:start|launch|spawn|initiali[sz]e)\b|\bOOMKilled\b"
+    # the sentence's own subject, whatever its name ("vLLM failed to start."), could not come up
+    r"|^(?:[\w.-]{1,40}\s){1,3}failed to (?:start|launch|spawn|initiali[sz]e|come up)\b"
+    # a framework announcing its own shutdown and its cause ("Horovod has been shut down.
+    # This was caused by an exception on one of the ranks")
+    r"|\b(?:has been|was|is being) shut ?down\b[^;!?]{0,40}?\b(?:caused by|due to|because of)\b[^;!?]{0,60}?"
+    r"\b(?:exception|error|failure|crash)"
     # Kubernetes' states of a container that keeps dying or cannot start
     r"|\b(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull)\b",
     re.I,
@@ -66,6 +72,8 @@ _FATAL_WORDS = re.compile(
     r"\bterminate called after throwing\b|\bcaught a segfault\b|\bsegmentation fault\b|\bhas crashed\b|"
     r"\bpanicked at\b|\bcommand not found\b|\bsegfault(?:ed)? (?:encountered|detected|occurred)\b|"
     r"^\*\*\* (?:Aborted at|SIG[A-Z]{2,6} received|Error in|Received signal|Signal \d)|"
+    # a watchdog that fired: the program's own liveness check declared it hung
+    r"\bwatchdog\s(?:timeout|timed out|expired|fired|triggered)\b|"
     r"\bException raised from \S{1,200} at \S{1,300}:\d{1,6}|\bsignal \d{1,2} \(SIG[A-Z]{2,6}\) received\b|\breceived signal SIG[A-Z]{2,6}\b",
     re.I,
 )
@@ -86,7 +94,9 @@ _ABSENT = re.compile(
     r"\.so\b|\.dll\b|\.dylib\b|shared object|No module named|ModuleNotFoundError|ImportError|"
     r"\bnot (?:found|installed|available|supported)\b|\bno (?:[\w-]{1,30} ){0,2}(?:plugin|module|package|library|driver|extension|backend|kernel|binary|"
     r"implementation|metadata|device|devices|support)(?: [\w-]{1,30}){0,2} (?:was |were |is |are )?(?:found|available)\b|"
-    r"\bno module\b|\bcouldn't load\b|\bcan't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b",
+    r"\bno module\b|\bcouldn't load\b|\bcan't load\b|\bcould not (?:load|find)\b|\bcannot open\b|\bunable to (?:load|find|open)\b|"
+    # a build without an optional part ("PyTorch is not compiled with NCCL support")
+    r"\bnot (?:compiled|built) with\b",
     re.I,
 )
 # The program says what it does instead: harmless for the run at hand.
@@ -97,8 +107,8 @@ _FALLBACK = re.compile(
     r"can be (?:safely )?ignored|safe to ignore|please ignore|(?:are|was|were|been|but|and) ignored|"
     # a change announced for later: FutureWarning's own subject
     r"in (?:a |the )?future(?: (?:version|release)s?)?|"
-    r"skipping|will be set to|(?:is|was) set to (?:the )?default|"
-    r"assuming|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=|"
+    r"skipping|will be set to|(?:is|was) set to (?:the )?default|will use (?:the |a |its )?default|"
+    r"assuming|best[- ]guess|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=|"
     r"(?:will )?proceed(?:ing)? (?:with|without)|(?:processing|continuing|running|starting|training) without|"
     r"already (?:been )?(?:registered|exists?|initiali[sz]ed|loaded|installed|defined|run))\b",
     re.I,
@@ -115,6 +125,33 @@ _ACCESS_5XX = re.compile(
     r"\|\s{1,3}5\d\d\s{1,3}\|\s{1,20}[\d.]{1,12}[µa-z]{0,3}s?\w{0,8}\s{1,3}\|\s{1,20}\S{1,64}\s{1,3}\|\s{1,3}"
     r"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s"
 )
+# The thing a server serves, or a job trains, cannot be loaded or found: nothing
+# can run without it ("Unable to load model: /x.gguf", "failed to create context
+# with model '...'", "failed to poll model 'dne': model not found").
+_MODEL_UNUSABLE = re.compile(
+    r"\b(?:unable to|failed to|could not|couldn't|cannot|can't)\s(?:[\w-]{1,20}\s){0,2}?"
+    r"(?:load|create|initiali[sz]e|open|read|find|poll|build)\s(?:[\w-]{1,20}\s){0,3}?(?:model|weights|checkpoint)\b"
+    r"|\bmodel\s\S{1,200}\s(?:is\s|was\s)?not found\b",
+    re.I,
+)
+# A named step of the job reports its own failure at the program's ERROR level
+# ("[ERROR] db_stat failed: please check the following logs"): the sentence is
+# its subject and "failed", nothing after it but the pointer to the details.
+_STEP_FAILED = re.compile(r"^(?:the\s)?[\w./-]{1,40}(?:\s[\w./-]{1,40}){0,2}\sfailed(?:\s?[.:!]|$)", re.I)
+# A sentence in the conditional mood is advice about what may happen, not a
+# report of what did ("If you get `CUDA error: invalid device function` errors,
+# the above might be the cause ...", "If the job was killed, check dmesg").
+_CONDITIONAL = re.compile(r"[Ii]f (?:you|we|this|that|the|it|there|your|a|an|any)\b")
+# At WARNING level, an input the program does not know (a setting, variable or
+# argument): it ignores it and goes on ("Unknown vLLM environment variable
+# detected: VLLM_HOST", "Unrecognized setting of RAY_BACKEND_LOG_LEVEL=0").
+_IGNORED_INPUT = re.compile(
+    r"\b(?:unknown|unrecogni[sz]ed|unsupported)\s(?:[\w.-]{1,30}\s){0,2}?(?:setting|variable|argument|kwarg|key|"
+    r"option|parameter|field|flag)s?\b|\bunrecogni[sz]ed setting\b",
+    re.I,
+)
+# At WARNING level, a thing the program looked for and did not find: it goes on without it.
+_CANNOT_FIND = re.compile(r"\bcan(?:no|')t find\b", re.I)
 _SUBSTITUTION = re.compile(
     r"\b(?:instead|defaults? used|will be set to|assuming|reducing [\w.-]{1,40} to|setting `?[\w.]{1,40}\s?=)",
     re.I,
@@ -149,30 +186,32 @@ _REQUEST_WORDS = re.compile(
 # every position: 100 us for one 150-character line without them).
 _GATES: dict[str, tuple[str, ...]] = {
     "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed", "signaled",
-             "signalled", "failed to ", "backoff", "errimagepull"),
+             "signalled", "failed to ", "backoff", "errimagepull", "shut down", "shutdown"),
     "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler", "mpi_abort"),
     "nonzero": ("code", "status", "zero"),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
               "segfault", "segmentation fault", "has crashed", "panicked at", "command not found", "***",
-              "exception raised from", "signal"),
+              "exception raised from", "signal", "watchdog"),
     "native": ("fail",),
     "nccl_trace": ("->",),
     "errorish": ("error", "fail", "cannot", "can't", "could", "unable", "found", "no such", "available",
                  "installed", "missing", "invalid", "denied", "refused", "unsupported", "supported", "exception",
                  "abort", "crash", "time", "no module", "returned"),
     "absent": (".so", ".dll", ".dylib", "shared object", "module", "importerror", "found", "installed", "available",
-               "supported", "couldn't load", "can't load", "could not", "cannot open", "unable to"),
+               "supported", "couldn't load", "can't load", "could not", "cannot open", "unable to", "compiled with",
+               "built with"),
     "fallback": ("fall", "instead", "using ", "ignore", "no effect", "default", "deprecat", "will be removed", "future",
                  "no longer", "skipping", "proceed", "without", "already", "set to", "assuming", "reducing ",
-                 "setting "),
+                 "setting ", "best-guess", "best guess"),
     "recovery": ("restart", "respawn", "retry", "reconnect", "recover"),
     "autotune": ("select_algorithm", "autotun", "benchmark choice", "no valid triton configs"),
     "request_words": ("exception in asgi application", "error in ", "request ", "bad request"),
     "dist": ("processgroup", "socket.cpp", "tcpstore", "c10d", "ncclutils.cpp"),
+    "model": ("model", "weights", "checkpoint"),
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST) = (_BIT[n] for n in _GATES)
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL) = (_BIT[n] for n in _GATES)
 _GATE_LITS: list[str] = []
 _GATE_BITS: list[int] = []
 for _name, _lits in _GATES.items():
@@ -316,6 +355,15 @@ EXPLAIN = {
         "click programs do when their main function returns an error): it is exiting.",
         "Read the error and the lines before it; fix the cause and rerun.",
     ),
+    "model-unusable": (
+        "The model (or its weights/checkpoint) could not be loaded or found: nothing can be served or trained without it.",
+        "Check the model path or name in pipeline.toml, that the file is complete (not an error page or a partial "
+        "download) and that its format matches the loader.",
+    ),
+    "step-failed": (
+        "A named step of the job reported its own failure at the program's ERROR level; the job cannot complete it.",
+        "Read the step's own log that the message points to; fix the cause and rerun.",
+    ),
     "service-survived": (
         "The server reported a failure but kept serving afterwards.",
         "None unless it repeats; it failed the request(s) in flight.",
@@ -403,6 +451,9 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return None
         return _from_rule(rule)
     service = stage_kind == "service"
+    # 2b. Advice in the conditional mood, without an error level of its own.
+    if body[:3] in ("If ", "if ") and level not in ("error", "fatal") and _CONDITIONAL.match(body):
+        return None
     # 3. NCCL's own lines: its INFO-level error trace, its WARN-level failures.
     if sh.nccl:
         if level == "info" and g & G_NCCL_TRACE and _NCCL_TRACE.search(body):
@@ -449,6 +500,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             # program rates as information. A death it reports at INFO
             # ("Request x failed (engine dead)") stays fatal.
             return make("benign", "info-level-error")
+        if sh.category and rid not in _DEATH_FAMILIES:
+            # Raised through Python's warnings module (``UserWarning: ... If you get
+            # `CUDA error: ...` errors, ...``): the program itself calls it a warning.
+            return make("warning", "python-warning")
         if service and rid not in _ENGINE_FAMILIES and (
             is_request_source(text, sh, g) or g & G_REQUEST_WORDS and _REQUEST_WORDS.search(body)
         ):
@@ -464,12 +519,26 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # A server error in an HTTP access line: that request failed; in a task it is someone else's server.
     if "| 5" in body and _ACCESS_5XX.search(body):
         return make("warning", "request-failed")
+    # 6b. What the job needs to run is unusable, or a named step failed, at the
+    #     program's ERROR level (or without a level): fatal, unless it is a
+    #     request's failure in a server, or the program says what it does instead.
+    if exc is None and level not in ("info", "debug", "warning") and not (g & G_FALLBACK and _FALLBACK.search(body)):
+        model = g & G_MODEL and _MODEL_UNUSABLE.search(body) is not None
+        step = level == "error" and "failed" in body and _STEP_FAILED.match(body) is not None
+        if model or step:
+            if service and is_request_source(text, sh, g):
+                return make("warning", "request-failed")
+            return make("fatal", "model-unusable" if model else "step-failed", recoverable=step and not model)
     # 7. Harmless by its own account: optional part absent, fallback, deprecation.
     if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
         if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):
             return make("benign", "autotune-candidate")
         if (errorish or level in ("warning", "error")) and g & G_ABSENT and _ABSENT.search(body) and level != "error":
             return make("benign", "optional-missing")
+        if level == "warning" and _CANNOT_FIND.search(body) and not g & G_MODEL:
+            return make("benign", "optional-missing")
+        if level == "warning" and _IGNORED_INPUT.search(body):
+            return make("benign", "fallback")
         if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
             return make("benign", "fallback")
     # A plain line (no level) that states a substitution: something was not
@@ -479,7 +548,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.
-    if exc is None and level == "error" and not sh.source and text.startswith("Error: ") and len(body) > 2:
+    #    In a task, so is a bare "ERROR: " there (pip, many installers and CLIs);
+    #    a server prints that for one request's failure (uvicorn), so not there.
+    final_report = text.startswith("Error: ") or not service and text.startswith("ERROR: ")
+    if exc is None and level == "error" and not sh.source and final_report and len(body) > 2:
         return make("fatal", "top-level-error", pending=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
