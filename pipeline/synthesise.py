@@ -32,6 +32,7 @@ reason (the record of what was excluded and why).
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import sys
 import time
@@ -204,10 +205,10 @@ def load_openings(path: Path, words: int) -> list[str]:
     return openings
 
 
-def _batch_inputs(tok: Any, prefix: str, openings: list[str], share: float, n: int, rng: Any,
+def _batch_inputs(tok: Any, prefix: str, openings: list[str], share: float, n: int, rng: random.Random,
                   device: Any) -> tuple[Any, Any, list[str]]:
     """Input ids and mask for ``n`` rows (left-padded), and each row's opening ("" for a free row)."""
-    heads = [openings[int(rng.integers(len(openings)))] if openings and rng.random() < share else "" for _ in range(n)]
+    heads = [rng.choice(openings) if openings and rng.random() < share else "" for _ in range(n)]
     if not any(heads):
         ids = tok(prefix, add_special_tokens=False, return_tensors="pt")["input_ids"].to(device).expand(n, -1)
         return ids, None, heads
@@ -243,9 +244,7 @@ def run_synthesise(args: Any) -> int:
     if tok.pad_token_id is None:  # converted tokenizers may have none; padded slots are masked anyway
         tok.pad_token_id = sorted(end_ids)[0]
     torch.manual_seed(args.seed)
-    import numpy as np
-
-    rng = np.random.default_rng(args.seed)
+    rng = random.Random(args.seed)
     steered = 0
     kept: list[str] = []
     generated = 0
