@@ -242,7 +242,7 @@ def run_synthesise(args: Any) -> int:
     for text in _load_excluded([Path(p) for p in args.exclude]):
         filt.exclude(text)
     if tok.pad_token_id is None:  # converted tokenizers may have none; padded slots are masked anyway
-        tok.pad_token_id = sorted(end_ids)[0]
+        tok.pad_token_id = min(end_ids)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     steered = 0
