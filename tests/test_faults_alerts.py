@@ -140,3 +140,37 @@ def test_storm_with_driver_kills_loses_nothing_and_groups(pipeline):
     covered = sum(a["count"] for a in fatal)
     assert covered >= n, f"only {covered} of {n} fatal lines reached an alert"
     assert len(fatal) <= 20, f"{len(fatal)} alerts for one repeated error"
+
+
+def test_held_repeats_of_an_attempt_go_out_when_it_ends(pipeline):
+    """A repeat count held in a 1 h window is written when its attempt ends, before the
+    line that says it ended, not an hour later while other stages run (seen on the H200:
+    a regenerate warning's count arrived minutes later, during train)."""
+    script = pipeline.root / "repeat.py"
+    script.write_text("for _ in range(5):\n    print('RuntimeError: CUDA out of memory', flush=True)\n")
+    gate = pipeline.root / "gate"
+    pipeline.write(f"""
+        [alerts]
+        dedup_window = "1h"
+
+        [[stage]]
+        name = "s"
+        command = ["{sys.executable}", "{script}"]
+
+        [[stage]]
+        name = "bg"
+        command = ["{sys.executable}", "-c", "import os, time\\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)"]
+    """)
+    try:
+        pipeline.cli("start", "--all", check=True)
+        wait_for(lambda: "stage-succeeded" in [a["kind"] for a in pipeline.alerts() if a.get("stage") == "s"],
+                 timeout=30, what="s ended")
+        assert lock_held(pipeline.state_dir)  # the driver still runs: bg holds it
+        mine = [a for a in pipeline.alerts() if a.get("stage") == "s"]
+        kinds = [a["kind"] for a in mine]
+        fatal = [a for a in mine if a["kind"] == "fatal-log-event"]
+        assert sum(a["count"] for a in fatal) == 5 and len(fatal) == 2, fatal
+        assert fatal[1]["details"]["merged"] is True
+        assert kinds.index("stage-succeeded") > max(i for i, k in enumerate(kinds) if k == "fatal-log-event")
+    finally:
+        gate.touch()

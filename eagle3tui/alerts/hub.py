@@ -101,6 +101,16 @@ class AlertHub:
                     n += self._close_window(key, win)
         return n
 
+    def flush_attempt(self, stage: str | None, attempt: int | None) -> int:
+        """Emit the merged alerts of one stage attempt now (it has ended).
+
+        Without this, a repeat count of a finished attempt would arrive when
+        its window closes, minutes later, stamped while another stage runs.
+        """
+        with self._lock:
+            return sum(self._close_window(key, win) for key, win in list(self._windows.items())
+                       if win.last.stage == stage and win.last.attempt == attempt)
+
     def first_held_line(self, stage: str | None, attempt: int | None) -> int | None:
         """The earliest log line of ``stage``/``attempt`` whose alert is only in memory."""
         with self._lock:

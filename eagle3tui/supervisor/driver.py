@@ -614,6 +614,8 @@ class Driver:
                 # "lost" has no exit code: keep the reason and its hint with the
                 # record, or it later reads "exit None" with no advice.
                 rec.error = st.reason + (f" ({st.hint})" if st.hint else "")
+        # Repeats held back for this attempt go out now, before the line that says it ended.
+        self.hub.flush_attempt(rec.stage, rec.attempt)
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
