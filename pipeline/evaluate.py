@@ -14,6 +14,12 @@ A prompt that departs from greedy where greedy's top-2 logit margin exceeds
 ``--tie-margin`` fails the stage (exit 1); departures at a near-tie (possible in
 bf16, where two decodings round differently) are counted and reported apart.
 
+Next-token accuracy along the greedy outputs (``next_token_accuracy``): the
+draft's first proposal checked at every drafted position of the greedy text,
+teacher-forced, so it is comparable with the training batches' position-1
+accuracy. Per-round position-1 acceptance is lower than this by construction:
+a round begins right after a rejection, where the text is hard to predict.
+
 Baselines on the same prompts: the same draft architecture untrained
 (initialised exactly as training starts) and prompt-lookup (n-gram) decoding.
 ``--curve CKPT_DIR`` also measures every epoch checkpoint the train stage kept
@@ -42,7 +48,8 @@ from pipeline.common import (
 from pipeline.speculative import DecodeResult, EagleDrafter, NgramDrafter, decode
 from pipeline.target_capture import TargetCapture
 
-__all__ = ["compare_to_greedy", "load_checkpoint_draft", "load_exported_draft", "main", "run_evaluate"]
+__all__ = ["compare_to_greedy", "load_checkpoint_draft", "load_exported_draft", "main", "next_token_accuracy",
+           "run_evaluate"]
 
 
 def load_exported_draft(draft_dir: str | Path, embed_weight: torch.Tensor, dtype: Any, device: Any) -> Any:
@@ -128,6 +135,38 @@ def compare_to_greedy(got: list[list[int]], greedy: DecodeResult, tie_margin: fl
                "len_greedy": len(ref)}
         (ties if margin <= tie_margin else failures).append(rec)
     return {"exact": exact, "total": len(got), "near_ties": ties, "failures": failures}
+
+
+@torch.inference_mode()
+def next_token_accuracy(target: TargetCapture, prompts: list[list[int]], outputs: list[list[int]], draft: Any,
+                        batch_size: int) -> float:
+    """Share of drafted positions of ``outputs`` where the draft's first proposal is the next greedy token.
+
+    One target forward over each prompt + its greedy output gives every
+    position's features; row t (features of t, token t+1) predicts token t+2,
+    as in training's step 0. Counted: the tokens a drafter proposes, i.e. the
+    output's second token onwards (the first comes from the prompt's prefill).
+    """
+    hits = total = 0
+    for s in range(0, len(prompts), batch_size):
+        seqs = [p + o for p, o in zip(prompts[s : s + batch_size], outputs[s : s + batch_size])]
+        b, width = len(seqs), max(len(x) for x in seqs)
+        dev = target.device
+        ids = torch.zeros((b, width), dtype=torch.long, device=dev)
+        for r, x in enumerate(seqs):
+            ids[r, : len(x)] = torch.tensor(x, dtype=torch.long)
+        lengths = torch.tensor([len(x) for x in seqs], device=dev)[:, None]
+        first_drafted = torch.tensor([len(p) + 1 for p in prompts[s : s + batch_size]], device=dev)[:, None]
+        pos = torch.arange(width, device=dev)[None, :].expand(b, width)
+        _logits, aux, _cache = target.decode_step(ids, pos, (pos < lengths).long(), None)
+        pad = torch.zeros((b, 2), dtype=ids.dtype, device=dev)
+        nxt, after = torch.cat([ids[:, 1:], pad[:, :1]], dim=1), torch.cat([ids[:, 2:], pad], dim=1)
+        logits, _hidden, _ctx = draft.extend_context(nxt, aux, pos, pos + 1 < lengths, None)
+        pred = draft.draft_target_ids(logits.argmax(-1))
+        counted = (pos + 2 < lengths) & (pos + 2 >= first_drafted)
+        hits += int(((pred == after) & counted).sum())
+        total += int(counted.sum())
+    return hits / total if total else float("nan")
 
 
 def _method_record(res: DecodeResult, check: dict[str, Any]) -> dict[str, Any]:
@@ -222,6 +261,8 @@ def run_evaluate(args: Any) -> int:
         methods[f"{name}@K={k}"] = _method_record(res, check)
         bar.update(1)
     bar.close()
+    accuracy = {name: next_token_accuracy(target, prompts, greedy.tokens, d.draft, args.batch_size)
+                for name, d in drafters.items() if isinstance(d, EagleDrafter)}
     curve = _learning_curve(args, target, prompts, greedy, eos, embed, dtype, device) if args.curve else []
     elapsed = time.monotonic() - t_all
     n_tok = sum(len(g) for g in greedy.tokens)
@@ -234,6 +275,7 @@ def run_evaluate(args: Any) -> int:
         "seconds": round(elapsed, 3),
         "prompt_tokens_per_minute": len(prompts) * args.max_new_tokens * 60.0 / elapsed if elapsed else None,
         "methods": methods,
+        "next_token_accuracy": accuracy,
         "learning_curve": curve,
     }
     if args.out:
@@ -246,9 +288,12 @@ def run_evaluate(args: Any) -> int:
         print(f"evaluate: K={k} acceptance length {', '.join(parts)}; eagle3 per-position [{pp}]; "
               f"lossless {main['lossless']} prompts" + (f" ({ties} near-tie departures)" if ties else ""),
               flush=True)
+    acc_txt = ", ".join(f"{a:.3f} ({n})" for n, a in accuracy.items())
+    print(f"evaluate: next-token accuracy along the greedy outputs (teacher-forced) {acc_txt}", flush=True)
     for point in curve:
         print(f"evaluate: curve: epoch {point['epoch']} ({point['train_tokens']:,} training tokens) "
-              f"K={point['k']} acceptance length {point['acceptance_length']:.2f}", flush=True)
+              f"K={point['k']} acceptance length {point['acceptance_length']:.2f}, "
+              f"next-token accuracy {point['next_token_accuracy']:.3f}", flush=True)
     print(f"evaluate: {len(prompts)} prompts x {args.max_new_tokens} new tokens, {len(runs) + 1 + len(curve)} "
           f"decodings in {elapsed:.1f}s ({results['prompt_tokens_per_minute']:,.0f} prompt-tokens/min per method "
           f"set); greedy {results['greedy']['tokens_per_s'] or 0:,.0f} tok/s", flush=True)
@@ -276,6 +321,8 @@ def _learning_curve(args: Any, target: TargetCapture, prompts: list[list[int]], 
                        "step": state["step"], "train_tokens": state.get("tokens_seen"), "k": k,
                        "acceptance_length": res.stats.acceptance_length(),
                        "per_position_acceptance": res.stats.per_position_rate(),
+                       "next_token_accuracy": next_token_accuracy(target, prompts, greedy.tokens, draft,
+                                                                  args.batch_size),
                        "lossless": f"{check['exact']}/{check['total']}"})
     return points
 

@@ -96,10 +96,15 @@ def test_trained_draft_reaches_high_acceptance_on_its_corpus(tmp_path: Path, tra
     assert m["eagle3@K=5"]["acceptance_length"] >= m["eagle3@K=3"]["acceptance_length"]
     assert m["untrained@K=3"]["acceptance_length"] <= 1.2  # the same architecture knows nothing before training
     assert m["ngram@K=3"]["acceptance_length"] <= 1.3  # chaotic continuations: nothing to look up
+    # Teacher-forced along the greedy text: the trained draft predicts nearly every next token, the untrained none.
+    acc = res["next_token_accuracy"]
+    assert acc["eagle3"] >= 0.8 and acc["untrained"] <= 0.1, acc
     curve = res["learning_curve"]
     assert [p["epoch"] for p in curve] == [100, 200]
     assert curve[0]["train_tokens"] < curve[1]["train_tokens"]
     assert all(p["lossless"] == "8/8" for p in curve)
+    # The last epoch's weights are the exported ones (export stores them in bf16: allow a few flips).
+    assert abs(curve[1]["next_token_accuracy"] - acc["eagle3"]) <= 0.05, (curve[1], acc)
 
 
 def test_draft_fed_the_wrong_layers_scores_low(tmp_path: Path, trained: dict[str, Path]) -> None:
@@ -117,6 +122,8 @@ def test_draft_fed_the_wrong_layers_scores_low(tmp_path: Path, trained: dict[str
     al_good = good["methods"]["eagle3@K=3"]["acceptance_length"]
     al_wrong = wrong["methods"]["eagle3@K=3"]["acceptance_length"]
     assert al_wrong <= 1.6 and al_good - al_wrong >= 1.5, (al_good, al_wrong)
+    acc_good, acc_wrong = good["next_token_accuracy"]["eagle3"], wrong["next_token_accuracy"]["eagle3"]
+    assert acc_good - acc_wrong >= 0.4, (acc_good, acc_wrong)
     assert wrong["methods"]["eagle3@K=3"]["lossless"] == "8/8"  # worse drafting, still the same output
 
 
