@@ -45,7 +45,13 @@ from pipeline.common import (
     progress,
     run_stage,
 )
-from pipeline.speculative import DecodeResult, EagleDrafter, NgramDrafter, decode
+from pipeline.speculative import (
+    DecodeResult,
+    EagleDrafter,
+    NgramDrafter,
+    decode,
+    right_padded,
+)
 from pipeline.target_capture import TargetCapture
 
 __all__ = ["compare_to_greedy", "load_checkpoint_draft", "load_exported_draft", "main", "next_token_accuracy",
@@ -148,14 +154,12 @@ def next_token_accuracy(target: TargetCapture, prompts: list[list[int]], outputs
     output's second token onwards (the first comes from the prompt's prefill).
     """
     hits = total = 0
+    dev = target.device
     for s in range(0, len(prompts), batch_size):
-        seqs = [p + o for p, o in zip(prompts[s : s + batch_size], outputs[s : s + batch_size])]
-        b, width = len(seqs), max(len(x) for x in seqs)
-        dev = target.device
-        ids = torch.zeros((b, width), dtype=torch.long, device=dev)
-        for r, x in enumerate(seqs):
-            ids[r, : len(x)] = torch.tensor(x, dtype=torch.long)
-        lengths = torch.tensor([len(x) for x in seqs], device=dev)[:, None]
+        ids, lengths = right_padded([p + o for p, o in zip(prompts[s : s + batch_size], outputs[s : s + batch_size])],
+                                    dev)
+        b, width = ids.shape
+        lengths = lengths[:, None]
         first_drafted = torch.tensor([len(p) + 1 for p in prompts[s : s + batch_size]], device=dev)[:, None]
         pos = torch.arange(width, device=dev)[None, :].expand(b, width)
         _logits, aux, _cache = target.decode_step(ids, pos, (pos < lengths).long(), None)

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import torch
 
-__all__ = ["DecodeResult", "Drafter", "EagleDrafter", "NgramDrafter", "SpecStats", "decode"]
+__all__ = ["DecodeResult", "Drafter", "EagleDrafter", "NgramDrafter", "SpecStats", "decode", "right_padded"]
 
 
 @dataclass
@@ -167,6 +167,14 @@ class NgramDrafter:
         """Nothing to keep."""
 
 
+def right_padded(seqs: list[list[int]], device: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token lists as one right-padded (with 0) id tensor [B, max len] and their lengths [B]."""
+    ids = torch.zeros((len(seqs), max(len(x) for x in seqs)), dtype=torch.long, device=device)
+    for r, x in enumerate(seqs):
+        ids[r, : len(x)] = torch.tensor(x, dtype=torch.long)
+    return ids, torch.tensor([len(x) for x in seqs], dtype=torch.long, device=device)
+
+
 @torch.inference_mode()
 def decode(target: Any, prompts: list[list[int]], max_new: int, eos: set[int], drafter: Drafter | None = None,
            k: int = 0) -> DecodeResult:
@@ -180,11 +188,8 @@ def decode(target: Any, prompts: list[list[int]], max_new: int, eos: set[int], d
     stats = SpecStats(k if drafter is not None else 0)
     stats.per_position = [0] * stats.k
     t0 = time.monotonic()
-    lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long, device=dev)
-    p_max = max(len(p) for p in prompts)
-    ids = torch.zeros((b, p_max), dtype=torch.long, device=dev)
-    for r, p in enumerate(prompts):
-        ids[r, : len(p)] = torch.tensor(p, dtype=torch.long)
+    ids, lengths = right_padded(prompts, dev)
+    p_max = ids.shape[1]
     slots = torch.arange(p_max, device=dev)[None, :].expand(b, p_max)
     mask = (slots < lengths[:, None]).long()
     logits, aux, cache = target.decode_step(ids, slots, mask, None)

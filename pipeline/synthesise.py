@@ -180,12 +180,19 @@ class PromptFilter:
         return "kept"
 
 
+def _user_turns(path: Path, n: int, rec: Any) -> list[str]:
+    """The user messages of one prompt record (prepare's ``conversations``, ``messages`` or ``prompt``)."""
+    if not isinstance(rec, dict):
+        raise StageError(f"{path}:{n}: expected a JSON object\n  fix: one prompt record per line")
+    conv = rec.get("conversations") or rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
+    return [str(t.get("content", "")) for t in conv if isinstance(t, dict) and t.get("role") == "user"]
+
+
 def _load_excluded(paths: list[Path]) -> list[str]:
     texts = []
     for path in paths:
-        for _n, rec in iter_jsonl(path, fix="pass prepare's --holdout-output file"):
-            conv = rec.get("conversations") or rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
-            texts += [t.get("content", "") for t in conv if isinstance(t, dict) and t.get("role") == "user"]
+        for n, rec in iter_jsonl(path, fix="pass prepare's --holdout-output file"):
+            texts += _user_turns(path, n, rec)
     return texts
 
 
@@ -193,11 +200,8 @@ def load_openings(path: Path, words: int) -> list[str]:
     """The first ``words`` words of the first user turn of every prompt in ``path`` (steering openings)."""
     openings = []
     for n, rec in iter_jsonl(path, fix="pass prepare's --output file (training prompts, never held-out ones)"):
-        if not isinstance(rec, dict):
-            raise StageError(f"{path}:{n}: expected a JSON object\n  fix: one prompt record per line")
-        conv = rec.get("conversations") or rec.get("messages") or [{"role": "user", "content": rec.get("prompt", "")}]
-        first = next((t.get("content", "") for t in conv if isinstance(t, dict) and t.get("role") == "user"), "")
-        head = " ".join(str(first).split()[:words])
+        turns = _user_turns(path, n, rec)
+        head = " ".join(turns[0].split()[:words]) if turns else ""
         if head:
             openings.append(head)
     if not openings:
