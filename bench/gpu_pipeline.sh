@@ -44,6 +44,7 @@ follow() {  # follow the supervisor until it exits or FOLLOW_S passes; sample `s
     echo "supervisor exited"
     collect
     grep -E 'evaluate: |pipeline complete|FAILED|failed' "$W/watch.log" | tail -n 20
+    grep -ahE 'train: online|train: [0-9]+ steps|train: .*resident' "$E3/.eagle3tui/logs/train.log" | cut -c1-400
 }
 
 case "${1:-}" in

@@ -311,6 +311,8 @@ def build_parser() -> Any:
     e.add_argument("--out", required=True, help="draft directory to write")
     e.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     e.add_argument("--extraction", default=None, help="extraction dir: run `check` against it after export")
+    e.add_argument("--target", default=None,
+                   help="target model: run `check` against it after export (a draft trained online has no extraction)")
     c = sub.add_parser("check", help="verify a draft directory against its target and extraction")
     c.add_argument("draft", help="draft directory (config.json + model.safetensors)")
     c.add_argument("--extraction", default=None, help="extraction directory (manifest + target config)")
@@ -338,8 +340,8 @@ def run_export(args: Any) -> int:
         cfg = export_draft(args.checkpoint, args.out, args.dtype)
         print(f"export: wrote {args.out} (draft_vocab_size {cfg['draft_vocab_size']}, layers "
               f"{cfg['eagle3tui']['trained_on_layer_outputs_0based']})", flush=True)
-        if args.extraction:
-            return _report(args.out, check_draft(args.out, extraction=args.extraction))
+        if args.extraction or args.target:
+            return _report(args.out, check_draft(args.out, target=args.target, extraction=args.extraction))
         return 0
     return _report(args.draft, check_draft(args.draft, target=args.target, extraction=args.extraction))
 

@@ -61,6 +61,7 @@ __all__ = [
     "shard_header",
     "shard_name",
     "small_tensors",
+    "target_heads",
     "validate_shard",
 ]
 
@@ -367,17 +368,27 @@ def small_tensors(order: list[int], lengths: Sequence[int], ids_parts: list[Any]
 
 def save_target_files(out: Path, model: Any, config: Any) -> None:
     """Save the target config and its embedding/lm_head (training needs them, not the whole target)."""
-    import torch
     from safetensors.torch import save_file
 
     cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
     atomic_write_text(out / TARGET_CONFIG, json.dumps(cfg, indent=2, default=str) + "\n")
-    emb = model.get_input_embeddings().weight.detach().to("cpu", torch.bfloat16).contiguous()
-    head = model.get_output_embeddings().weight.detach().to("cpu", torch.bfloat16).contiguous()
+    emb, head = target_heads(model)
     tmp = out / f".{TARGET_HEADS}.partial"
-    # clone: tied embeddings share storage and safetensors refuses shared tensors
-    save_file({"embed_tokens": emb.clone(), "lm_head": head.clone()}, str(tmp))
+    save_file({"embed_tokens": emb, "lm_head": head}, str(tmp))
     os.replace(tmp, out / TARGET_HEADS)
+
+
+def target_heads(model: Any) -> tuple[Any, Any]:
+    """(embedding, lm_head) of a transformers target as bf16 CPU tensors of their own.
+
+    Each is a clone: tied embeddings share storage, which safetensors refuses
+    and which would let one in-place change reach the other.
+    """
+    import torch
+
+    emb = model.get_input_embeddings().weight.detach().to("cpu", torch.bfloat16).contiguous().clone()
+    head = model.get_output_embeddings().weight.detach().to("cpu", torch.bfloat16).contiguous().clone()
+    return emb, head
 
 
 

@@ -42,10 +42,9 @@ from pipeline.common import (
     run_stage,
 )
 from pipeline.eagle3_model import TTTLoss, build_draft
-from pipeline.hidden_states import HiddenStatesDataset, load_target_heads
+from pipeline.training_data import open_training_data
 
 __all__ = [
-    "collate",
     "latest_checkpoint",
     "load_vocab_map",
     "main",
@@ -69,24 +68,6 @@ def load_vocab_map(path: str | os.PathLike[str]) -> tuple[torch.Tensor, torch.Te
     if missing:
         raise StageError(f"{p}: missing tensor(s) {missing}\n  fix: regenerate it with the vocab stage")
     return t["d2t"].long(), t["t2d"].bool()
-
-
-def collate(samples: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], max_len: int) -> dict[str, torch.Tensor]:
-    """Right-pad a list of (ids, loss_mask, hidden) to one batch, truncating at ``max_len``."""
-    longest = min(max(int(s[0].numel()) for s in samples), max_len)
-    b = len(samples)
-    h = samples[0][2].shape[-1]
-    ids = torch.zeros((b, longest), dtype=torch.long)
-    lm = torch.zeros((b, longest), dtype=torch.bool)
-    valid = torch.zeros((b, longest), dtype=torch.bool)
-    hs = torch.zeros((b, longest, 4, h), dtype=samples[0][2].dtype)
-    for r, (a, m, x) in enumerate(samples):
-        n = min(int(a.numel()), longest)
-        ids[r, :n] = a[:n]
-        lm[r, :n] = m[:n].bool()
-        valid[r, :n] = True
-        hs[r, :n] = x[:n]
-    return {"input_ids": ids, "loss_mask": lm, "valid": valid, "hidden": hs}
 
 
 def latest_checkpoint(out: Path) -> Path | None:
@@ -172,64 +153,6 @@ def plan_steps(lengths: list[int], max_len: int, epochs: int, seed: int, per_ste
     return steps
 
 
-class ResidentHiddenStates:
-    """Every sample's hidden states in one tensor on the training device; batches are gathers, not copies.
-
-    On a GPU with room for the extraction this removes the host->device copy
-    and the Python collation from every step, which is what kept the GPU idle.
-    """
-
-    def __init__(self, ds: HiddenStatesDataset, device: str) -> None:
-        from safetensors.torch import load_file
-
-        shards = ds.manifest["shards"]
-        total = sum(int(sh["num_tokens"]) for sh in shards)
-        hidden = int(ds.manifest["hidden_size"])
-        self.hidden = torch.empty((total, 4, hidden), dtype=torch.bfloat16, device=device)
-        self.ids = torch.empty(total, dtype=torch.long, device=device)
-        self.mask = torch.empty(total, dtype=torch.bool, device=device)
-        base = []
-        pos = 0
-        for sh in shards:
-            t = load_file(str(ds.path / sh["file"]))
-            m = int(t["input_ids"].numel())
-            self.hidden[pos : pos + m] = t["hidden_states"].to(device)
-            self.ids[pos : pos + m] = t["input_ids"].long().to(device)
-            self.mask[pos : pos + m] = t["loss_mask"].bool().to(device)
-            base.append(pos)
-            pos += m
-            del t
-        self.starts = torch.tensor([base[k] + a for k, a, _b in ds.entries], dtype=torch.long, device=device)
-        self.lens = torch.tensor([b - a for _k, a, b in ds.entries], dtype=torch.long, device=device)
-        self.lens_host = [b - a for _k, a, b in ds.entries]
-
-    @staticmethod
-    def nbytes(ds: HiddenStatesDataset) -> int:
-        """Device memory the resident copy takes."""
-        tokens = sum(int(sh["num_tokens"]) for sh in ds.manifest["shards"])
-        return tokens * (4 * int(ds.manifest["hidden_size"]) * 2 + 8 + 1)
-
-    def batch(self, idx: list[int], max_len: int) -> dict[str, torch.Tensor]:
-        """Right-padded batch of samples ``idx`` (truncated at ``max_len``), already on the device."""
-        longest = min(max(self.lens_host[i] for i in idx), max_len)
-        sel = torch.tensor(idx, dtype=torch.long, device=self.starts.device)
-        steps = torch.arange(longest, device=self.starts.device)[None, :]
-        lens = self.lens[sel][:, None]
-        valid = steps < lens
-        gidx = self.starts[sel][:, None] + torch.minimum(steps, lens - 1)
-        return {"input_ids": self.ids[gidx] * valid, "loss_mask": self.mask[gidx] & valid, "valid": valid,
-                "hidden": self.hidden[gidx]}
-
-
-def _fits_on_device(ds: HiddenStatesDataset, device: str) -> bool:
-    """Whether the whole extraction fits on ``device`` with room to train (40% of free GPU memory; 2 GB on CPU)."""
-    need = ResidentHiddenStates.nbytes(ds)
-    if device.startswith("cuda"):
-        free, _total = torch.cuda.mem_get_info(torch.device(device))
-        return need < 0.4 * free
-    return need < 2e9
-
-
 def run_train(args: Any) -> int:
     """Run the stage; returns the exit code (0 done, 143 stopped by SIGTERM)."""
     from pipeline import model_io
@@ -252,14 +175,13 @@ def run_train(args: Any) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ds = HiddenStatesDataset(args.data)
     d2t, t2d = load_vocab_map(args.vocab_map)
-    target_cfg, embed, lm_head = load_target_heads(args.data)
-    aux = ds.manifest["layer_ids"]["output_0based"]
-    draft = build_draft(target_cfg, embed, lm_head, d2t, t2d, aux_layers=aux, seed=args.seed)
-    if int(t2d.numel()) != int(ds.manifest["vocab_size"]):
+    data = open_training_data(args, device)
+    lm_head = data.lm_head
+    draft = build_draft(data.target_config, data.embed, lm_head, d2t, t2d, aux_layers=data.aux_layers, seed=args.seed)
+    if int(t2d.numel()) != data.vocab_size:
         raise StageError(f"{args.vocab_map}: t2d covers {t2d.numel()} target tokens but the target has "
-                         f"{ds.manifest['vocab_size']}\n  fix: rebuild the vocab map for this target")
+                         f"{data.vocab_size}\n  fix: rebuild the vocab map for this target")
     draft.to(device)
     objective = TTTLoss(draft, lm_head.to(device, torch.float32), args.ttt_steps, args.ttt_decay).to(device)
     model: nn.Module = objective
@@ -269,13 +191,13 @@ def run_train(args: Any) -> int:
         model = DDP(objective, device_ids=[local_rank] if device.startswith("cuda") else None)
     params = [p for p in draft.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.95), weight_decay=args.weight_decay)
-    n = len(ds)
-    lengths = [ds.length(i) for i in range(n)]
+    lengths = data.lengths
+    n = len(lengths)
     accum = max(1, args.grad_accum)
     plan = plan_steps(lengths, args.max_len, args.epochs, args.seed, world * accum, args.batch_size,
                       args.batch_tokens, min_steps=args.max_steps or 0)
     if not plan:
-        raise StageError(f"{args.data}: {n} samples make no full step of {world * accum} batch(es)\n"
+        raise StageError(f"{data.source}: {n} samples make no full step of {world * accum} batch(es)\n"
                          "  fix: extract more samples, or lower --batch-size/--batch-tokens/--grad-accum")
     total = args.max_steps or len(plan)
     plan = plan[:total]
@@ -329,7 +251,7 @@ def run_train(args: Any) -> int:
             "tokens_seen": tokens_after[at - 1] if at else 0,
             "total_steps": total,
             "draft_config": draft.config.to_dict(),
-            "extraction": str(Path(args.data).resolve()),
+            "extraction": data.source,
             "vocab_map": str(Path(args.vocab_map).resolve()),
         }
         buf = io.BytesIO()
@@ -351,12 +273,6 @@ def run_train(args: Any) -> int:
         atomic_write_bytes(out / f"epoch-{epoch:03d}.pt", buf.getvalue())
 
     cuda = device.startswith("cuda")
-    resident = None
-    if args.data_on_device == "yes" or (args.data_on_device == "auto" and _fits_on_device(ds, device)):
-        t_load = time.monotonic()
-        resident = ResidentHiddenStates(ds, device)
-        log(f"train: {ResidentHiddenStates.nbytes(ds) / 1e9:.2f} GB of hidden states resident on {device} "
-            f"({time.monotonic() - t_load:.1f}s)")
     bar = progress(total, desc="train", unit="step", initial=step) if is_main else None
     t0 = time.monotonic()
     tokens_done = 0
@@ -371,11 +287,7 @@ def run_train(args: Any) -> int:
             correct = counted = None
             ntok = 0
             for j, idx in enumerate(mine):
-                if resident is not None:
-                    batch = resident.batch(idx, args.max_len)
-                else:
-                    batch = collate([ds[i] for i in idx], args.max_len)
-                    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+                batch = data.batch(idx, args.max_len)
                 if not cuda:
                     batch["hidden"] = batch["hidden"].float()
                 sync = world == 1 or j == len(mine) - 1
@@ -450,8 +362,13 @@ def run_train(args: Any) -> int:
 
 def build_parser() -> Any:
     """The stage's argparse parser."""
-    p = make_parser("python -m pipeline.train", "Train an EAGLE-3 draft on extracted hidden states.")
-    p.add_argument("--data", required=True, help="extraction directory (pipeline.extract --out)")
+    p = make_parser("python -m pipeline.train", "Train an EAGLE-3 draft on extracted hidden states, or online "
+                    "on the target's hidden states computed batch by batch.")
+    p.add_argument("--data", default=None, help="extraction directory (pipeline.extract --out)")
+    p.add_argument("--target", default=None, metavar="MODEL",
+                   help="online instead of --data: this target computes each batch's hidden states (needs --prepared)")
+    p.add_argument("--prepared", default=None, metavar="DIR",
+                   help="with --target: the tokenized dataset (pipeline.tokenize_data --output)")
     p.add_argument("--vocab-map", required=True, help="safetensors with d2t and t2d (vocab stage)")
     p.add_argument("--out", required=True, help="checkpoint directory")
     p.add_argument("--ttt-steps", type=int, default=7, help="training-time-test unroll length")
@@ -482,9 +399,19 @@ def build_parser() -> Any:
     return p
 
 
+def _check_source(parser: Any, args: Any) -> Any:
+    """Exactly one data source: ``--data``, or ``--target`` with ``--prepared`` (else a usage error, exit 2)."""
+    if args.data and (args.target or args.prepared):
+        parser.error("--data (an extraction) and --target/--prepared (online) are two sources; pass one")
+    if not args.data and not (args.target and args.prepared):
+        parser.error("pass --data EXTRACT_DIR, or --target MODEL with --prepared TOKENIZED_DIR to train online")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``python -m pipeline.train``."""
-    return run_stage(build_parser(), run_train, argv)
+    parser = build_parser()
+    return run_stage(parser, lambda args: run_train(_check_source(parser, args)), argv)
 
 
 if __name__ == "__main__":

@@ -272,10 +272,76 @@ def test_shard_writer_streams_a_valid_safetensors_file(tmp_path: Path) -> None:
     assert not (tmp_path / shard_name(1)).exists() and not list(tmp_path.glob(".*partial"))
 
 
-def _train(out: Path, data: Path, vmap: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return _run(["pipeline.train", "--data", str(data), "--vocab-map", str(vmap), "--out", str(out),
+def _train(out: Path, data: Path | list[str], vmap: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``data``: an extraction directory, or the source arguments themselves (``--target M --prepared D``)."""
+    source = ["--data", str(data)] if isinstance(data, Path) else data
+    return _run(["pipeline.train", *source, "--vocab-map", str(vmap), "--out", str(out),
                  "--device", "cpu", "--batch-size", "4", "--max-steps", "8", "--save-every", "100",
                  "--ttt-steps", "3", "--lr", "3e-3", "--warmup-steps", "2", *extra])
+
+
+def test_online_batches_carry_the_extractions_hidden_states(tiny_target: Path, tiny_prepared: Path,
+                                                           tiny_extracted: Path) -> None:
+    """The target run inside training gives each sample the rows extract wrote for it, padded or not."""
+    from pipeline.hidden_states import HiddenStatesDataset
+    from pipeline.training_data import OnlineTargetStreams
+
+    online = OnlineTargetStreams(tiny_prepared, str(tiny_target), "cpu")
+    ext = HiddenStatesDataset(tiny_extracted)
+    by_id = {sid: i for i, sid in enumerate(ext.ids)}
+    assert sorted(by_id) == sorted(online.ids) and online.aux_layers == [1, 3, 4]
+    longest = max(range(len(online.ids)), key=lambda i: online.tokens.lens_host[i])
+    shortest = min(range(len(online.ids)), key=lambda i: online.tokens.lens_host[i])
+    batch = online.batch([shortest, longest, 0], max_len=64)  # the short rows are right-padded
+    assert batch["hidden"].dtype == torch.bfloat16 and batch["hidden"].requires_grad is False
+    for row, i in enumerate([shortest, longest, 0]):
+        ids, mask, hidden = ext[by_id[online.ids[i]]]
+        n = ids.numel()
+        assert torch.equal(batch["input_ids"][row, :n], ids) and torch.equal(batch["loss_mask"][row, :n], mask.bool())
+        assert int(batch["valid"][row].sum()) == n and not batch["loss_mask"][row, n:].any()
+        # bf16 keeps ~3 significant digits; the two runs differ only in batch shape.
+        torch.testing.assert_close(batch["hidden"][row, :n].float(), hidden.float(), rtol=1e-2, atol=1e-4)
+        # The tolerance is tight enough to tell the layers apart: a stream swapped for another would fail.
+        assert not torch.allclose(batch["hidden"][row, :n, 0].float(), hidden[:, 1].float(), rtol=1e-2, atol=1e-4)
+
+
+def test_train_online_learns_and_resumes_to_the_same_curve(tmp_path: Path, tiny_target: Path,
+                                                          tiny_prepared: Path) -> None:
+    """``--target --prepared``: no extraction on disk; the curve falls and a resumed run rewrites it exactly."""
+    vmap = _vocab_map(tmp_path / "vocab.safetensors", tiny_prepared)
+    online = ["--target", str(tiny_target), "--prepared", str(tiny_prepared)]
+    steps = ["--max-steps", "40"]  # the repeating corpus is learnt within a few epochs
+    full = tmp_path / "full"
+    proc = _train(full, online, vmap, *steps)
+    assert "train: 40 steps" in proc.stdout and "train: online:" in proc.stderr
+    part = tmp_path / "part"
+    _train(part, online, vmap, *steps, "--stop-after-steps", "3")
+    _train(part, online, vmap, *steps, "--resume")
+    a = [json.loads(x) for x in (full / "metrics.jsonl").read_text().splitlines()]
+    b = [json.loads(x) for x in (part / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in b] == list(range(1, 41))
+    assert [r["loss"] for r in a] == pytest.approx([r["loss"] for r in b], rel=1e-5, abs=1e-6)
+    # The random target's distribution is nearly flat, so the loss cannot fall far; matching its argmax can rise.
+    first, last = (sum(r["acc"][0] for r in part) / 5 for part in (a[:5], a[-5:]))
+    assert last > max(0.1, 2 * first), (first, last)
+    assert torch.load(full / "checkpoint-0000040.pt", weights_only=False)["extraction"].startswith("online:")
+    # With no extraction, export checks the draft against the target itself.
+    proc = _run(["pipeline.export", "export", "--checkpoint", str(full), "--out", str(tmp_path / "draft"),
+                 "--target", str(tiny_target)])
+    assert "check: ok" in proc.stdout
+    assert json.loads((tmp_path / "draft" / "config.json").read_text())["eagle_aux_hidden_state_layer_ids"] == [2, 4, 5]
+
+
+def test_train_needs_exactly_one_source(tmp_path: Path, tiny_target: Path, tiny_prepared: Path,
+                                        tiny_extracted: Path) -> None:
+    vmap = tmp_path / "vocab.safetensors"
+    both = _run(["pipeline.train", "--data", str(tiny_extracted), "--target", str(tiny_target), "--prepared",
+                 str(tiny_prepared), "--vocab-map", str(vmap), "--out", str(tmp_path / "o")], check=False)
+    assert both.returncode == 2 and "two sources; pass one" in both.stderr
+    half = _run(["pipeline.train", "--target", str(tiny_target), "--vocab-map", str(vmap), "--out",
+                 str(tmp_path / "o")], check=False)
+    assert half.returncode == 2 and "--prepared TOKENIZED_DIR" in half.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_train_resume_reproduces_loss_curve(tmp_path: Path, tiny_extracted: Path, tiny_prepared: Path) -> None:
