@@ -31,13 +31,17 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (219 of 696 excerpts) at its measurement after round
-# four (docs/logs.md) ...
-HELDOUT_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.015, "benign_recognised": 0.585, "progress_recognised": 0.9}
-# ... its first 186 excerpts (rows 0-589) at their measurement after round four
-# (round three set 0.888 / 0.009 / 0.647 / 0.875 on them) ...
+# The whole held-out split (251 of 796 excerpts) at its measurement after round
+# five (docs/logs.md) ...
+HELDOUT_FLOOR = {"fatal_recall": 0.888, "false_fatal": 0.013, "benign_recognised": 0.571, "progress_recognised": 0.911}
+# ... its first 219 excerpts (rows 0-695) at their measurement after round five
+# (round four set 0.89 / 0.015 / 0.585 / 0.9 on them) ...
+HELDOUT_696_ROWS = 696
+HELDOUT_696_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.015, "benign_recognised": 0.585, "progress_recognised": 0.925}
+# ... its first 186 excerpts (rows 0-589) at theirs (round four set 0.902 / 0.009 /
+# 0.647 / 0.875, round three 0.888 / 0.009 / 0.647 / 0.875) ...
 HELDOUT_590_ROWS = 590
-HELDOUT_590_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.009, "benign_recognised": 0.647, "progress_recognised": 0.875}
+HELDOUT_590_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.009, "benign_recognised": 0.647, "progress_recognised": 0.906}
 # ... and its first 152 excerpts (rows 0-477) at theirs (round two set 0.92 /
 # 0.015 / 0.6 / 0.92): a later batch may lower the whole split's figures, never these.
 HELDOUT_478_ROWS = 478
@@ -63,7 +67,7 @@ def rows(scorer: ModuleType) -> list[dict]:
 
 
 def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
-    assert len(rows) >= 696
+    assert len(rows) >= 796
     assert len({r["id"] for r in rows}) == len(rows)
     url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     for r in rows:
@@ -117,7 +121,12 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
 
 @pytest.mark.parametrize(
     ("first_rows", "floor"),
-    [(None, HELDOUT_FLOOR), (HELDOUT_590_ROWS, HELDOUT_590_FLOOR), (HELDOUT_478_ROWS, HELDOUT_478_FLOOR)],
+    [
+        (None, HELDOUT_FLOOR),
+        (HELDOUT_696_ROWS, HELDOUT_696_FLOOR),
+        (HELDOUT_590_ROWS, HELDOUT_590_FLOOR),
+        (HELDOUT_478_ROWS, HELDOUT_478_FLOOR),
+    ],
 )
 def test_heldout_scores_do_not_regress(
     scorer: ModuleType, rows: list[dict], first_rows: int | None, floor: dict[str, float]

@@ -151,6 +151,25 @@ _EXC_NAME = re.compile(
 )
 
 
+# PostgreSQL's header after its time stamp: an optional zone and [pid], the
+# level word, a colon and two blanks ("UTC [42] LOG:  could not bind IPv6
+# address", "FATAL:  could not create any TCP/IP sockets"). LOG, NOTICE and the
+# HINT/DETAIL lines that follow a message are information; PANIC ends the server.
+_COLON_LEVEL = re.compile(
+    r"(?:[A-Z]{2,5} )?(?:\[\d{1,10}\]:? )?(LOG|NOTICE|HINT|DETAIL|STATEMENT|CONTEXT|PANIC|FATAL|ERROR|WARNING|INFO|"
+    r"DEBUG[1-5]?):  (\S.*)",
+    re.S,
+)
+_COLON_LEVELS = {"LOG": "info", "NOTICE": "info", "HINT": "info", "DETAIL": "info", "STATEMENT": "info",
+                 "CONTEXT": "info", "INFO": "info", "PANIC": "fatal", "FATAL": "fatal", "ERROR": "error",
+                 "WARNING": "warning"}
+_COLON_LEVELS.update({f"DEBUG{i}": "debug" for i in ("", "1", "2", "3", "4", "5")})
+# Redis's header: "pid:role day month year time" and one mark for the level
+# ("1:M 09 Nov 2024 09:57:17.206 # Fatal: ...": # warning, * notice, - verbose, . debug).
+_REDIS_HEAD = re.compile(r"\d{1,10}:[CMSX] \d{1,2} [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} ([.*#-]) (.*)", re.S)
+_REDIS_LEVELS = {"#": "warning", "*": "info", "-": "info", ".": "debug"}
+
+
 def _first_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
     """Characters a match of ``pattern`` can start with (ASCII), or None if any."""
     try:
@@ -308,6 +327,12 @@ def shape_inner(text: str, _stamped: bool = False) -> Shape:
     m = head[:1] in _SPACED_FIRST and _SPACED_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[m.group(1)], "", m.group(2) + text[HEAD_CHARS:])
+    m = ":  " in head and _COLON_LEVEL.match(head)
+    if m:
+        return Shape(_COLON_LEVELS[m.group(1)], "", m.group(2) + text[HEAD_CHARS:])
+    m = head[:1].isdigit() and ":" in head[:11] and _REDIS_HEAD.match(head)
+    if m:
+        return Shape(_REDIS_LEVELS[m.group(1)], "", m.group(2) + text[HEAD_CHARS:])
     if _stamped:
         return Shape(None, "", text)
     m = head[:1] in _STAMP_FIRST and _STAMP.match(head)

@@ -86,7 +86,7 @@ _NCCL_TRACE = re.compile(r"(?:^|\s)[\w./-]{1,120}\.(?:cc|cu|h|cpp):\d{1,6}\s->\s
 _ERRORISH = re.compile(
     r"\b(?:error|errors|fail(?:ed|ure|s|ing)?|cannot|can't|could ?not|couldn't|unable|not found|no such|"
     r"not available|not installed|missing|invalid|denied|refused|unsupported|not supported|exception|abort(?:ed)?|"
-    r"crash(?:ed)?|timed? ?out|no \w{1,30} (?:found|available)|no module|returned \d)\b",
+    r"crash(?:ed)?|timed? ?out|overflow(?:ed)?|no \w{1,30} (?:found|available)|no module|returned \d)\b",
     re.I,
 )
 # Something optional is absent and the program carries on without it.
@@ -196,7 +196,7 @@ _GATES: dict[str, tuple[str, ...]] = {
     "nccl_trace": ("->",),
     "errorish": ("error", "fail", "cannot", "can't", "could", "unable", "found", "no such", "available",
                  "installed", "missing", "invalid", "denied", "refused", "unsupported", "supported", "exception",
-                 "abort", "crash", "time", "no module", "returned"),
+                 "abort", "crash", "time", "overflow", "no module", "returned"),
     "absent": (".so", ".dll", ".dylib", "shared object", "module", "importerror", "found", "installed", "available",
                "supported", "couldn't load", "can't load", "could not", "cannot open", "unable to", "compiled with",
                "built with"),
@@ -244,6 +244,9 @@ def gate_bits(text: str) -> int:
 
 
 _CATCH_ALL = frozenset({"error-line", "python-warning"})
+# The message's own first word is a fatal level, whatever the header said:
+# Go's "panic: ", redis's "# Fatal: Can't initialize Background Jobs", "FATAL: ...".
+_FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: ")
 # Autotuning compiles candidate kernels and drops the ones that fail.
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
 # The distributed runtime's own C++ error level precedes a failure of the job.
@@ -476,7 +479,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         return make("fatal", "nonzero-exit")
     exc = exception_line(body)
     # 5. Fatal by level or by the program's own words.
-    if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith("panic: "):
+    if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith(_FATAL_HEADS):
         return make("fatal", "fatal-level") if rkind != "fatal" else _from_rule(rule)
     if (
         level == "error"
@@ -563,7 +566,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         return make("warning", "request-failed")
     # 10. The program's own level.
     if level in ("info", "debug"):
-        if errorish and rkind != "info":
+        # An operation's failure the program rates as information ("LOG:  could not
+        # bind IPv6 address", then it listens on IPv4): the failure-words pack rule
+        # only passes such lines here, so it does not make them plain information.
+        if errorish and (rkind != "info" or getattr(rule, "id", "") == "failure-words"):
             return make("benign", "info-level-error")
         return _from_rule(rule) if rule is not None and rkind in ("info", "progress") else None
     if rule is not None and generic and level is None and not sh.category:

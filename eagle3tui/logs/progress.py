@@ -19,8 +19,11 @@ _RICH_BAR = "━╸╺╾╼─"
 # is bounded or is followed by nothing that can fail, so a failed attempt
 # costs at most the length of one key (<= 64 chars).
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+# A figure in a dict or JSON record; JSON loggers quote it ("train_loss": "486.917"),
+# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not).
 _DICT_PAIR = re.compile(
-    r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
+    r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
+    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)")(?=\s{0,3}[,}])"""
 )
 _KV_PAIR = re.compile(
     r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
@@ -275,16 +278,30 @@ def _parse_rich(s: str) -> ProgressUpdate | None:
     return upd
 
 
+def _is_figure_key(key: str) -> bool:
+    low = key.lower()
+    return low in _METRIC_EXACT or low in _COUNTER_KEYS or any(w in low for w in _METRIC_WORDS)
+
+
 def _parse_trainer_dict(s: str) -> ProgressUpdate | None:
     t = s.strip()
-    if len(t) > 4096 or not (t.startswith("{") and t.endswith("}")):
+    if len(t) > 4096 or not t.endswith("}"):
         return None
-    metrics = {m.group(1): _to_float(m.group(2)) for m in _DICT_PAIR.finditer(t)}
+    start = t.find("{")
+    if start < 0 or start > 200:
+        return None
+    metrics = {m.group(1): _to_float(m.group(2) or m.group(3)) for m in _DICT_PAIR.finditer(t, start)}
     if not metrics:
+        return None
+    if start > 0 and (len(metrics) < 2 or not any(_is_figure_key(k) for k in metrics)):
+        # A record after a logger's header ("| INFO | train | {...}", "json_stats: {...}"):
+        # a training record names its figures; any other JSON payload is not progress.
         return None
     upd = ProgressUpdate(desc="train", metrics=metrics, source="trainer", unit="epoch")
     if "epoch" in metrics:
         upd.n = metrics["epoch"]
+    elif "iter" in metrics:
+        upd.n, upd.unit = metrics["iter"], "it"
     return upd
 
 
@@ -559,7 +576,7 @@ def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | Non
         upd = _parse_tqdm(text)
     if upd is None and "━" in text:
         upd = _parse_rich(text)
-    if upd is None and ("'loss'" in text or '"loss"' in text or "'epoch'" in text):
+    if upd is None and ("'loss'" in text or '"loss"' in text or "'epoch'" in text or '"epoch"' in text):
         upd = _parse_trainer_dict(text)
     if upd is None and "throughput" in text:
         upd = _parse_throughput(text)
