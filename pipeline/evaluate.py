@@ -19,6 +19,8 @@ draft's first proposal checked at every drafted position of the greedy text,
 teacher-forced, so it is comparable with the training batches' position-1
 accuracy. Per-round position-1 acceptance is lower than this by construction:
 a round begins right after a rejection, where the text is hard to predict.
+``draft_vocab_coverage`` is that accuracy's ceiling: the share of the same
+positions whose greedy token the draft vocabulary holds.
 
 Baselines on the same prompts: the same draft architecture untrained
 (initialised exactly as training starts) and prompt-lookup (n-gram) decoding.
@@ -54,8 +56,8 @@ from pipeline.speculative import (
 )
 from pipeline.target_capture import TargetCapture
 
-__all__ = ["compare_to_greedy", "load_checkpoint_draft", "load_exported_draft", "main", "next_token_accuracy",
-           "run_evaluate"]
+__all__ = ["compare_to_greedy", "draft_vocab_coverage", "load_checkpoint_draft", "load_exported_draft", "main",
+           "next_token_accuracy", "run_evaluate"]
 
 
 def load_exported_draft(draft_dir: str | Path, embed_weight: torch.Tensor, dtype: Any, device: Any) -> Any:
@@ -173,6 +175,21 @@ def next_token_accuracy(target: TargetCapture, prompts: list[list[int]], outputs
     return hits / total if total else float("nan")
 
 
+def draft_vocab_coverage(outputs: list[list[int]], t2d: torch.Tensor) -> float:
+    """Share of the drafted positions of ``outputs`` whose greedy token is in the draft vocabulary.
+
+    The same positions ``next_token_accuracy`` counts (each output's second
+    token onwards), so it is that accuracy's ceiling: a token outside the
+    draft vocabulary can never be proposed. The vocab stage reports the same
+    share over the training answers; a much lower figure here means the
+    held-out text needs tokens the training data rarely used.
+    """
+    drafted = [t for o in outputs for t in o[1:]]
+    if not drafted:
+        return float("nan")
+    return float(t2d.bool()[torch.tensor(drafted, dtype=torch.long)].float().mean())
+
+
 def _method_record(res: DecodeResult, check: dict[str, Any]) -> dict[str, Any]:
     st = res.stats
     return {
@@ -235,12 +252,12 @@ def run_evaluate(args: Any) -> int:
     aux = cfg["eagle3tui"]["trained_on_layer_outputs_0based"]
     embed = model.get_input_embeddings().weight
     drafters: dict[str, Any] = {"eagle3": EagleDrafter(load_exported_draft(args.draft, embed, dtype, device))}
-    if "untrained" in args.baselines:
-        from safetensors.torch import load_file
+    from safetensors.torch import load_file
 
+    maps = load_file(str(Path(args.draft) / "model.safetensors"))
+    if "untrained" in args.baselines:
         from pipeline.eagle3_model import build_draft
 
-        maps = load_file(str(Path(args.draft) / "model.safetensors"))
         untrained = build_draft(model.config.to_dict(), embed.detach().cpu().float(),
                                 model.get_output_embeddings().weight.detach().cpu().float(), maps["d2t"], maps["t2d"],
                                 aux_layers=aux, seed=args.seed)
@@ -267,6 +284,7 @@ def run_evaluate(args: Any) -> int:
     bar.close()
     accuracy = {name: next_token_accuracy(target, prompts, greedy.tokens, d.draft, args.batch_size)
                 for name, d in drafters.items() if isinstance(d, EagleDrafter)}
+    coverage = draft_vocab_coverage(greedy.tokens, maps["t2d"])
     curve = _learning_curve(args, target, prompts, greedy, eos, embed, dtype, device) if args.curve else []
     elapsed = time.monotonic() - t_all
     n_tok = sum(len(g) for g in greedy.tokens)
@@ -280,6 +298,7 @@ def run_evaluate(args: Any) -> int:
         "prompt_tokens_per_minute": len(prompts) * args.max_new_tokens * 60.0 / elapsed if elapsed else None,
         "methods": methods,
         "next_token_accuracy": accuracy,
+        "draft_vocab_coverage": coverage,
         "learning_curve": curve,
     }
     if args.out:
@@ -293,7 +312,8 @@ def run_evaluate(args: Any) -> int:
               f"lossless {main['lossless']} prompts" + (f" ({ties} near-tie departures)" if ties else ""),
               flush=True)
     acc_txt = ", ".join(f"{a:.3f} ({n})" for n, a in accuracy.items())
-    print(f"evaluate: next-token accuracy along the greedy outputs (teacher-forced) {acc_txt}", flush=True)
+    print(f"evaluate: next-token accuracy along the greedy outputs (teacher-forced) {acc_txt}; "
+          f"{100.0 * coverage:.2f}% of those tokens are in the draft vocabulary (the ceiling)", flush=True)
     for point in curve:
         print(f"evaluate: curve: epoch {point['epoch']} ({point['train_tokens']:,} training tokens) "
               f"K={point['k']} acceptance length {point['acceptance_length']:.2f}, "

@@ -99,6 +99,7 @@ def test_trained_draft_reaches_high_acceptance_on_its_corpus(tmp_path: Path, tra
     # Teacher-forced along the greedy text: the trained draft predicts nearly every next token, the untrained none.
     acc = res["next_token_accuracy"]
     assert acc["eagle3"] >= 0.8 and acc["untrained"] <= 0.1, acc
+    assert res["draft_vocab_coverage"] == 1.0  # the draft vocabulary is the whole target vocabulary here
     curve = res["learning_curve"]
     assert [p["epoch"] for p in curve] == [100, 200]
     assert curve[0]["train_tokens"] < curve[1]["train_tokens"]
@@ -125,6 +126,16 @@ def test_draft_fed_the_wrong_layers_scores_low(tmp_path: Path, trained: dict[str
     acc_good, acc_wrong = good["next_token_accuracy"]["eagle3"], wrong["next_token_accuracy"]["eagle3"]
     assert acc_good - acc_wrong >= 0.4, (acc_good, acc_wrong)
     assert wrong["methods"]["eagle3@K=3"]["lossless"] == "8/8"  # worse drafting, still the same output
+
+
+def test_draft_vocab_coverage_counts_the_drafted_positions() -> None:
+    """Each output's first token comes from the prompt's prefill, never from a draft: it is not counted."""
+    from pipeline.evaluate import draft_vocab_coverage
+
+    t2d = torch.zeros(10, dtype=torch.bool)
+    t2d[[1, 2, 3]] = True
+    assert draft_vocab_coverage([[9, 1, 2, 9], [9, 3], [4]], t2d) == 0.75
+    assert draft_vocab_coverage([[1], []], t2d) != draft_vocab_coverage([[1], []], t2d)  # nothing drafted: NaN
 
 
 def test_decode_without_drafter_is_plain_greedy(tmp_path: Path) -> None:
