@@ -10,7 +10,7 @@
 #   call 2 (carry the checkout):      bash bench/gpu_pipeline.sh run      # starts the supervisor, follows ~9 min
 #   call 3 (if it is still running):  bash bench/gpu_pipeline.sh follow   # follows to the end, collects results
 # Results in $OUT: watch.log (alerts), status.json (`status --json` at the end), status_samples.jsonl (every
-# 60 s while running), eval.json, train_metrics.jsonl, synth.json, regen.json, prepare.json.
+# 60 s while running), eval.json, train_metrics.jsonl, validation.jsonl, synth.json, regen.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 W=${W:-/root/gg}
@@ -24,8 +24,9 @@ E3TUI=($PY -m eagle3tui --config "$CONFIG" --set "out=$E3" --set "gguf=$W/model.
 
 collect() {
     "${E3TUI[@]}" status --json >"$OUT/status.json" 2>&1 || true
-    for f in eval.json prepare.json regen.json synth.jsonl.json; do [ -f "$E3/$f" ] && cp "$E3/$f" "$OUT/"; done
+    for f in eval.json regen.json synth.jsonl.json; do  # 8 files come back at most [ -f "$E3/$f" ] && cp "$E3/$f" "$OUT/"; done
     [ -f "$E3/ckpt/metrics.jsonl" ] && cp "$E3/ckpt/metrics.jsonl" "$OUT/train_metrics.jsonl"
+    [ -f "$E3/ckpt/validation.jsonl" ] && cp "$E3/ckpt/validation.jsonl" "$OUT/validation.jsonl"
     cp "$W/watch.log" "$OUT/watch.log" 2>/dev/null || true
     cp "$W/status_samples.jsonl" "$OUT/" 2>/dev/null || true
 }

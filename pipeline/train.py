@@ -25,6 +25,7 @@ import random
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
 
 CKPT_PREFIX = "checkpoint-"
 METRICS = "metrics.jsonl"
+VALIDATION = "validation.jsonl"
 DRAFT_CONFIG = "draft_config.json"
 
 
@@ -153,6 +155,57 @@ def plan_steps(lengths: list[int], max_len: int, epochs: int, seed: int, per_ste
     return steps
 
 
+def split_validation(ids: list[str], share: float) -> tuple[list[int], list[int]]:
+    """(training, validation) sample indices: a sample is held out when the hash of its id falls below ``share``.
+
+    By id, not by position, so the split survives a resume, another world
+    size and a rerun of tokenize that reorders samples.
+    """
+    cut = share * 2**32
+    held = [i for i, sid in enumerate(ids) if share > 0 and zlib.crc32(sid.encode("utf-8")) < cut]
+    chosen = set(held)
+    return [i for i in range(len(ids)) if i not in chosen], held
+
+
+def validate(objective: TTTLoss, draw: Any, batches: list[list[int]], max_len: int, cuda: bool) -> dict[str, Any]:
+    """Loss and per-position accuracy of the draft on held-out training-distribution samples (no gradients).
+
+    The same objective and accuracy definition as the training batches, so
+    the two compare directly: the gap between them is fit, while the gap
+    between this and ``evaluate``'s held-out next-token accuracy is the shift
+    between the training distribution and the evaluation prompts.
+    """
+    was_training = objective.training
+    objective.eval()
+    loss_sum = 0.0
+    correct = counted = None
+    with torch.no_grad():
+        for idx in batches:
+            batch = draw(idx, max_len)
+            if not cuda:
+                batch["hidden"] = batch["hidden"].float()
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+                loss, c, k = objective(batch["input_ids"], batch["loss_mask"], batch["valid"], batch["hidden"])
+            loss_sum += float(loss) * float(k[0])
+            correct = c if correct is None else correct + c
+            counted = k if counted is None else counted + k
+    objective.train(was_training)
+    assert correct is not None and counted is not None
+    return {"loss": round(loss_sum / max(float(counted[0]), 1.0), 6),
+            "acc": [round(a, 4) for a in (correct / counted.clamp(min=1)).tolist()],
+            "positions": int(counted[0])}
+
+
+def _drop_lines_after(path: Path, step: int) -> None:
+    """Keep only the JSONL records of steps up to ``step`` (what the checkpoint being resumed had seen)."""
+    lines = []
+    if step and path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and json.loads(line)["step"] <= step:
+                lines.append(line)
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+
+
 def run_train(args: Any) -> int:
     """Run the stage; returns the exit code (0 done, 143 stopped by SIGTERM)."""
     from pipeline import model_io
@@ -192,10 +245,19 @@ def run_train(args: Any) -> int:
     params = [p for p in draft.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.95), weight_decay=args.weight_decay)
     lengths = data.lengths
-    n = len(lengths)
+    train_idx, val_idx = split_validation(data.ids, args.val_share)
+    n = len(train_idx)
     accum = max(1, args.grad_accum)
-    plan = plan_steps(lengths, args.max_len, args.epochs, args.seed, world * accum, args.batch_size,
-                      args.batch_tokens, min_steps=args.max_steps or 0)
+    plan = [(e, [[train_idx[j] for j in b] for b in batches])
+            for e, batches in plan_steps([lengths[i] for i in train_idx], args.max_len, args.epochs, args.seed,
+                                         world * accum, args.batch_size, args.batch_tokens,
+                                         min_steps=args.max_steps or 0)]
+    val_batches = [[val_idx[j] for j in b] for _e, bs in plan_steps([lengths[i] for i in val_idx], args.max_len, 1,
+                                                                     args.seed, 1, args.batch_size, args.batch_tokens)
+                   for b in bs] if val_idx else []
+    if args.val_share > 0 and is_main:
+        log(f"train: validation: {len(val_idx)} of {len(lengths)} samples held out by id hash "
+            f"(--val-share {args.val_share}), scored at every epoch's end -> {VALIDATION}")
     if not plan:
         raise StageError(f"{data.source}: {n} samples make no full step of {world * accum} batch(es)\n"
                          "  fix: extract more samples, or lower --batch-size/--batch-tokens/--grad-accum")
@@ -230,12 +292,9 @@ def run_train(args: Any) -> int:
             log(f"train: resumed from {ck} at step {step}/{total}")
     if is_main:
         # Keep the loss curve consistent with the checkpoint: drop lines written after it.
-        lines = []
-        if step and metrics_path.exists():
-            for line in metrics_path.read_text(encoding="utf-8").splitlines():
-                if line.strip() and json.loads(line)["step"] <= step:
-                    lines.append(line)
-        metrics_path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+        _drop_lines_after(metrics_path, step)
+        if val_batches:
+            _drop_lines_after(out / VALIDATION, step)
         atomic_write_json(out / DRAFT_CONFIG, draft.config.to_dict())
 
     def save(at: int) -> None:
@@ -332,6 +391,13 @@ def run_train(args: Any) -> int:
             if args.keep_epochs and step in epoch_ends and ((plan[step - 1][0] + 1) % args.keep_epochs == 0
                                                             or step == total):
                 save_epoch(step)
+            if is_main and val_batches and step in epoch_ends:
+                v = validate(objective, data.batch, val_batches, args.max_len, cuda)
+                rec = {"step": step, "epoch": plan[step - 1][0] + 1, "tokens_seen": tokens_after[step - 1], **v}
+                with open(out / VALIDATION, "a", encoding="utf-8") as vf:
+                    vf.write(json.dumps(rec) + "\n")
+                log(f"train: validation after epoch {rec['epoch']}: loss {v['loss']:.4f}, per-position acc "
+                    f"[{' '.join(f'{a:.3f}' for a in v['acc'])}] over {v['positions']} positions")
             if args.stop_after_steps is not None and step >= args.stop_after_steps and step < total:
                 save(step)
                 log(f"train: stopping at step {step} (--stop-after-steps); rerun with --resume to continue")
@@ -388,6 +454,8 @@ def build_parser() -> Any:
     p.add_argument("--data-on-device", choices=["auto", "yes", "no"], default="auto",
                    help="hold all hidden states on the training device (auto: when they fit)")
     p.add_argument("--max-len", type=int, default=2048, help="truncate samples to this many tokens")
+    p.add_argument("--val-share", type=float, default=0.0, metavar="F",
+                   help="hold out this share of samples (by id hash) and score them at every epoch's end; 0: off")
     p.add_argument("--clip", type=float, default=0.5, help="gradient-norm clip")
     p.add_argument("--save-every", type=int, default=500, help="checkpoint every N steps")
     p.add_argument("--keep", type=int, default=2, help="checkpoints to keep")
@@ -399,8 +467,10 @@ def build_parser() -> Any:
     return p
 
 
-def _check_source(parser: Any, args: Any) -> Any:
-    """Exactly one data source: ``--data``, or ``--target`` with ``--prepared`` (else a usage error, exit 2)."""
+def _check_args(parser: Any, args: Any) -> Any:
+    """Exactly one data source (``--data``, or ``--target`` with ``--prepared``) and a share below 1, else exit 2."""
+    if not 0.0 <= args.val_share < 1.0:
+        parser.error(f"--val-share {args.val_share}: must be at least 0 and below 1 (0.01 holds out 1% of samples)")
     if args.data and (args.target or args.prepared):
         parser.error("--data (an extraction) and --target/--prepared (online) are two sources; pass one")
     if not args.data and not (args.target and args.prepared):
@@ -411,7 +481,7 @@ def _check_source(parser: Any, args: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: ``python -m pipeline.train``."""
     parser = build_parser()
-    return run_stage(parser, lambda args: run_train(_check_source(parser, args)), argv)
+    return run_stage(parser, lambda args: run_train(_check_args(parser, args)), argv)
 
 
 if __name__ == "__main__":

@@ -170,6 +170,7 @@ class TrainingData:
     """What ``train`` needs from its data source, whichever it is."""
 
     source: str  # the extraction directory, or "online:<target>:<prepared>"
+    ids: list[str]  # sample ids, in the order of ``lengths`` and of the indices ``batch`` takes
     lengths: list[int]
     target_config: dict[str, Any]
     embed: torch.Tensor
@@ -203,14 +204,14 @@ def open_training_data(args: Any, device: str) -> TrainingData:
         else:
             def draw(idx: list[int], max_len: int) -> Batch:
                 return {k: v.to(device, non_blocking=True) for k, v in collate([ds[i] for i in idx], max_len).items()}
-        return TrainingData(str(Path(args.data).resolve()), [ds.length(i) for i in range(len(ds))], cfg, embed,
-                            lm_head, list(ds.manifest["layer_ids"]["output_0based"]), int(ds.manifest["vocab_size"]),
-                            draw)
+        return TrainingData(str(Path(args.data).resolve()), list(ds.ids), [ds.length(i) for i in range(len(ds))],
+                            cfg, embed, lm_head, list(ds.manifest["layer_ids"]["output_0based"]),
+                            int(ds.manifest["vocab_size"]), draw)
     t0 = time.monotonic()
     online = OnlineTargetStreams(args.prepared, args.target, device)
     embed, lm_head = online.heads
     log(f"train: online: {args.target} computes layers {online.aux_layers} and the final norm for every batch "
         f"of {len(online.ids)} samples from {args.prepared} (ready in {time.monotonic() - t0:.1f}s)")
-    return TrainingData(f"online:{Path(args.target).resolve()}:{Path(args.prepared).resolve()}",
+    return TrainingData(f"online:{Path(args.target).resolve()}:{Path(args.prepared).resolve()}", online.ids,
                         online.tokens.lens_host, online.config.to_dict(), embed, lm_head, online.aux_layers,
                         int(online.config.vocab_size), online.batch)

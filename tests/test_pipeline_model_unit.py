@@ -341,7 +341,42 @@ def test_train_needs_exactly_one_source(tmp_path: Path, tiny_target: Path, tiny_
     half = _run(["pipeline.train", "--target", str(tiny_target), "--vocab-map", str(vmap), "--out",
                  str(tmp_path / "o")], check=False)
     assert half.returncode == 2 and "--prepared TOKENIZED_DIR" in half.stderr
+    share = _run(["pipeline.train", "--data", str(tiny_extracted), "--val-share", "1", "--vocab-map", str(vmap),
+                  "--out", str(tmp_path / "o")], check=False)
+    assert share.returncode == 2 and "--val-share 1.0: must be at least 0 and below 1" in share.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_validation_share_is_never_trained_on_and_survives_a_resume(tmp_path: Path, tiny_extracted: Path,
+                                                                    tiny_prepared: Path) -> None:
+    """``--val-share``: held-out samples are scored each epoch, never trained on; a resume rewrites the same records."""
+    from pipeline.tokenized_dataset import TokenizedDataset
+    from pipeline.train import split_validation
+
+    vmap = _vocab_map(tmp_path / "vocab.safetensors", tiny_prepared)
+    ds = TokenizedDataset(tiny_prepared)
+    train_idx, val_idx = split_validation(ds.ids, 0.3)
+    assert val_idx and train_idx and not set(val_idx) & set(train_idx)
+    args = ["--batch-size", "1", "--epochs", "2", "--val-share", "0.3", "--max-len", "64"]
+
+    def run(out: Path, *extra: str) -> list[dict]:
+        _run(["pipeline.train", "--data", str(tiny_extracted), "--vocab-map", str(vmap), "--out", str(out),
+              "--device", "cpu", "--ttt-steps", "3", "--lr", "3e-3", "--warmup-steps", "2", "--save-every", "100",
+              *args, *extra])
+        return [json.loads(x) for x in (out / "validation.jsonl").read_text().splitlines()]
+
+    full = run(tmp_path / "full")
+    assert [r["epoch"] for r in full] == [1, 2] and all(len(r["acc"]) == 3 for r in full)
+    # Batches of one sample: an epoch's training tokens are exactly the training samples' tokens.
+    per_epoch = sum(int(ds.offsets[i + 1] - ds.offsets[i]) for i in train_idx)
+    assert [r["tokens_seen"] for r in full] == [per_epoch, 2 * per_epoch]
+    # Scored positions: the held-out samples' loss positions whose target argmax is in the draft vocabulary.
+    assert 0 < full[0]["positions"] <= sum(int(ds[i][2][1:].sum()) for i in val_idx)
+    steps = len(train_idx)
+    part = tmp_path / "part"
+    run(part, "--stop-after-steps", str(steps + 2))  # past the first epoch's validation
+    again = run(part, "--resume")
+    assert again == full
 
 
 def test_train_resume_reproduces_loss_curve(tmp_path: Path, tiny_extracted: Path, tiny_prepared: Path) -> None:
