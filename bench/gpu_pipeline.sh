@@ -24,7 +24,8 @@ E3TUI=($PY -m eagle3tui --config "$CONFIG" --set "out=$E3" --set "gguf=$W/model.
 
 collect() {
     "${E3TUI[@]}" status --json >"$OUT/status.json" 2>&1 || true
-    for f in eval.json regen.json synth.jsonl.json; do  # 8 files come back at most [ -f "$E3/$f" ] && cp "$E3/$f" "$OUT/"; done
+    # At most 8 files come back from a call: prepare.json stays behind.
+    for f in eval.json regen.json synth.jsonl.json; do [ -f "$E3/$f" ] && cp "$E3/$f" "$OUT/"; done
     [ -f "$E3/ckpt/metrics.jsonl" ] && cp "$E3/ckpt/metrics.jsonl" "$OUT/train_metrics.jsonl"
     [ -f "$E3/ckpt/validation.jsonl" ] && cp "$E3/ckpt/validation.jsonl" "$OUT/validation.jsonl"
     cp "$W/watch.log" "$OUT/watch.log" 2>/dev/null || true
