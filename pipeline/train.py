@@ -161,10 +161,9 @@ def split_validation(ids: list[str], share: float) -> tuple[list[int], list[int]
     By id, not by position, so the split survives a resume, another world
     size and a rerun of tokenize that reorders samples.
     """
-    cut = share * 2**32
-    held = [i for i, sid in enumerate(ids) if share > 0 and zlib.crc32(sid.encode("utf-8")) < cut]
-    chosen = set(held)
-    return [i for i in range(len(ids)) if i not in chosen], held
+    cut = share * 2**32  # crc32 is uniform over [0, 2**32); share 0 holds nothing out
+    held = {i for i, sid in enumerate(ids) if zlib.crc32(sid.encode("utf-8")) < cut}
+    return [i for i in range(len(ids)) if i not in held], sorted(held)
 
 
 def validate(objective: TTTLoss, draw: Any, batches: list[list[int]], max_len: int, cuda: bool) -> dict[str, Any]:
@@ -260,7 +259,7 @@ def run_train(args: Any) -> int:
             f"(--val-share {args.val_share}), scored at every epoch's end -> {VALIDATION}")
     if not plan:
         raise StageError(f"{data.source}: {n} samples make no full step of {world * accum} batch(es)\n"
-                         "  fix: extract more samples, or lower --batch-size/--batch-tokens/--grad-accum")
+                         "  fix: use more samples, or lower --batch-size/--batch-tokens/--grad-accum/--val-share")
     total = args.max_steps or len(plan)
     plan = plan[:total]
     # Cumulative training tokens (all ranks) after each step: the learning curve's x axis.
