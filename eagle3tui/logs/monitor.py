@@ -1020,27 +1020,24 @@ class StageLogMonitor:
         self._emit(ev)
 
     def _watch(self, to: int) -> None:
-        if to > self._watch_to:
-            self._watch_to = to
+        """Read every line up to line ``to`` (what a held or pending event turns into depends on them)."""
+        self._watch_to = max(self._watch_to, to)
 
     def _next_step(self, rest: str, no: int) -> None:
         """A line read while an error is held or a failure pending: did the process go on?"""
         step = next_step(rest)
         if step is None:
             return
-        if self._held:
-            if step == "ending" and self.exit_known:
-                # Live, a stop the user asked for prints the same words; the
-                # exit status (finish) says whether it ended in failure.
-                pass
-            else:
-                keep: list[_Held] = []
-                for h in self._held:
-                    if h.event.line < no:
-                        self._settle_held(h, step, no)
-                    else:
-                        keep.append(h)
-                self._held = keep
+        # Live, a stop the user asked for prints the same words as a watchdog's
+        # stop: there the exit status (finish) says whether it ended in failure.
+        if self._held and not (step == "ending" and self.exit_known):
+            keep: list[_Held] = []
+            for h in self._held:
+                if h.event.line < no:
+                    self._settle_held(h, step, no)
+                else:
+                    keep.append(h)
+            self._held = keep
         if self._pending and step in ("restarted", "serving"):
             keep_p: list[_Pending] = []
             for p in self._pending:
