@@ -32,16 +32,16 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
 # The whole held-out split (251 of 796 excerpts) at its measurement after round
-# five (docs/logs.md) ...
-HELDOUT_FLOOR = {"fatal_recall": 0.888, "false_fatal": 0.013, "benign_recognised": 0.571, "progress_recognised": 0.911}
-# ... its first 219 excerpts (rows 0-695) at their measurement after round five
-# (round four set 0.89 / 0.015 / 0.585 / 0.9 on them) ...
+# six (docs/logs.md; round five set 0.888 / 0.013 / 0.571 / 0.911) ...
+HELDOUT_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.013, "benign_recognised": 0.571, "progress_recognised": 0.911}
+# ... its first 219 excerpts (rows 0-695) at their measurement after round six
+# (round five set 0.89 / 0.015 / 0.585 / 0.925, round four 0.89 / 0.015 / 0.585 / 0.9) ...
 HELDOUT_696_ROWS = 696
-HELDOUT_696_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.015, "benign_recognised": 0.585, "progress_recognised": 0.925}
-# ... its first 186 excerpts (rows 0-589) at theirs (round four set 0.902 / 0.009 /
-# 0.647 / 0.875, round three 0.888 / 0.009 / 0.647 / 0.875) ...
+HELDOUT_696_FLOOR = {"fatal_recall": 0.901, "false_fatal": 0.015, "benign_recognised": 0.585, "progress_recognised": 0.925}
+# ... its first 186 excerpts (rows 0-589) at theirs after round six (round five set
+# 0.902 / 0.009 / 0.647 / 0.906, round four 0.902 / 0.009 / 0.647 / 0.875) ...
 HELDOUT_590_ROWS = 590
-HELDOUT_590_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.009, "benign_recognised": 0.647, "progress_recognised": 0.906}
+HELDOUT_590_FLOOR = {"fatal_recall": 0.916, "false_fatal": 0.009, "benign_recognised": 0.647, "progress_recognised": 0.906}
 # ... and its first 152 excerpts (rows 0-477) at theirs (round two set 0.92 /
 # 0.015 / 0.6 / 0.92): a later batch may lower the whole split's figures, never these.
 HELDOUT_478_ROWS = 478

@@ -49,6 +49,12 @@ def _stress(rnd: random.Random, n: int) -> str:
         lambda: f"2025-05-06 10:{d(2)}:{d(2)},{d(3)} - ERROR - uvicorn.error - Exception in ASGI application",
         lambda: f"WARNING 05-06 10:{d(2)}:{d(2)} [scheduler.py:{d(4)}] Sequence group cmpl-{d(4)} is preempted",
         lambda: f"(EngineCore_DP0 pid={d(4)}) (VllmWorker TP{d()} pid={d(4)}) INFO 05-06 10:{d(2)}:{d(2)} [gpu_model_runner.py:{d(4)}] Model loading took {d(2)}.{d()} GiB",
+        # what comes next decides (round six): held errors, restarts, stops, ordinary INFO lines
+        lambda: f"[2024-07-05 09:13:{d(2)} +0200] [{d(7)}] [ERROR] Worker (pid:{d(7)}) exited with code {rnd.choice(['1', '0'])}",
+        lambda: f"[2024-07-05 09:13:{d(2)} +0200] [{d(7)}] [INFO] Booting worker with pid: {d(7)}",
+        lambda: f"0.00.{d(3)}.{d(3)} W common_fit_params: failed to fit params to free device memory, abort {d()}",
+        lambda: f"[2026-04-27 03:20:{d(2)}] SIGTERM received. signum=None frame=None. Draining requests and shutting down...",
+        lambda: f"0.04.{d(3)}.{d(3)} I cmn          init: llama threadpool init, n_threads = {d()}",
     ]
     traceback = ["Traceback (most recent call last):", '  File "/x/y.py", line 10, in <module>', "    main()",
                  f"ValueError: bad value {d()}"]

@@ -425,6 +425,64 @@ def is_recovery(text: str, bits: int | None = None) -> bool:
     return _RECOVERY.search(text[:400]) is not None
 
 
+# What a line after an error says the process did next (see :func:`next_step`).
+# A part of the job starts again or anew: a worker boots, a process is spawned,
+# an epoch or a step begins.
+_PART = r"(?:worker|process|child|engine|replica|executor|shard|actor|runner|subprocess)"
+_RESTARTED = re.compile(
+    rf"\b(?:boot(?:ing|ed)|start(?:ing|ed)|spawn(?:ing|ed)|respawn(?:ing|ed)|launch(?:ing|ed)|fork(?:ing|ed))"
+    rf"\s(?:up\s)?(?:a\s|the\s|new\s|another\s)?(?:\w{{1,20}}\s)?{_PART}e?s?\b"
+    rf"|\b(?:new|another|replacement)\s{_PART}\b"
+    rf"|\b{_PART}\b[^.;!?]{{0,40}}?\b(?:started|booted|spawned|respawned|is up|came up)\b"
+    r"|^(?:starting|beginning|start of|begin)\s(?:epoch|step|iteration|round|training|evaluation)\b",
+    re.I,
+)
+# A server answering: an access line with a 2xx status, or the server saying it serves.
+_SERVING = re.compile(
+    r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s[^\"]{0,400}\"\s{1,3}2\d\d\b"
+    r"|\b(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s\S{1,300}\s\S{0,64}\s?2\d\d\b"
+    r"|\b(?:ready to accept connections|accepting connections|listening on|startup complete|"
+    r"server is ready|ready to serve|serving on|uvicorn running on|server started)\b",
+    re.I,
+)
+# A server failing a request (5xx): not evidence that it serves.
+_ACCESS_FAILED = re.compile(r"\"\s{1,3}5\d\d\b|\s5\d\d\s(?:Service Unavailable|Internal Server Error|Bad Gateway|Gateway Timeout)\b")
+# The process is on its way out.
+_ENDING = re.compile(
+    r"\b(?:SIG[A-Z]{2,6} received|received (?:signal|SIG[A-Z]{2,6})|signal \d{1,2} received|"
+    r"shutting down|shut(?:ting)? ?down (?:the )?(?:server|engine|workers?|shards?)|exiting|terminating|"
+    r"terminated|aborting|aborted|killed|stopping (?:the )?(?:server|engine|workers?|job))\b",
+    re.I,
+)
+
+
+def next_step(text: str, sh: Shape | None = None) -> str | None:
+    """What a line that follows an error says the process did next, if anything.
+
+    ``"ending"``: it is being stopped or is shutting down; ``"restarted"``: a
+    part starts again or anew (a worker boots, an epoch begins);
+    ``"serving"``: a server answers requests; ``"carried-on"``: an ordinary
+    line at the program's INFO/DEBUG level, with nothing error-looking in it.
+    None: the line says nothing about it (no level, another error).
+    Judged on the line's structure: its level, then the shape of its message.
+    """
+    sh = sh if sh is not None else shape(text)
+    body = sh.body[:400]
+    if sh.level in ("error", "fatal") or exception_line(body) is not None:
+        return None
+    if _ENDING.search(body):
+        return "ending"
+    if _ACCESS_FAILED.search(body):
+        return None
+    if _RESTARTED.search(body):
+        return "restarted"
+    if _SERVING.search(body):
+        return "serving"
+    if sh.level in ("info", "debug") and not is_errorish(body, gate_bits(body)):
+        return "carried-on"
+    return None
+
+
 def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Shape | None = None) -> Verdict | None:
     """The verdict for one line (worker prefix removed), or None for an ordinary line.
 
@@ -476,7 +534,9 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     if g & G_DIED and _DIED.search(body) and not (g & G_FALLBACK and _FALLBACK.search(body)):
         return make("fatal", "process-died", recoverable=level == "warning" or service)
     if g & G_NONZERO and _NONZERO_EXIT.search(body):
-        return make("fatal", "nonzero-exit")
+        # A server's manager restarts a worker that exited (gunicorn, Ray
+        # Serve): as for a death, fatal unless a restart follows.
+        return make("fatal", "nonzero-exit", recoverable=level == "warning" or service)
     exc = exception_line(body)
     # 5. Fatal by level or by the program's own words.
     if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith(_FATAL_HEADS):

@@ -31,7 +31,9 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
-from eagle3tui.logs.judge import Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback
+from eagle3tui.logs.judge import (
+    Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback, next_step,
+)
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
@@ -103,6 +105,11 @@ _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-erro
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
+_HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
+# Verdicts held to see what comes next: an error-looking line that names no
+# family. The process carrying on makes it harmless; the process ending makes
+# it the error that ended it.
+_HELD_RULES = frozenset({"error-line"})
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",
@@ -198,6 +205,14 @@ class _Pending:
     verdict: Verdict | None = None  # the judge's verdict it will turn into if fatal
 
 
+@dataclass
+class _Held:
+    """An error line held until the process shows what it does next."""
+
+    event: LogEvent
+    closed_at: float
+
+
 def _looks_like_exception(line: str) -> bool:
     """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``."""
     head = line.split(":", 1)[0].strip()
@@ -256,6 +271,8 @@ class StageLogMonitor:
         early_exit_s: float = 60.0,
         went_on_lines: int = 20,
         went_on_s: float = 10.0,
+        recover_s: float = 3.0,
+        exit_known: bool = True,
         history: StageHistory | None = None,
     ) -> None:
         if progress_mode not in ("sample", "all"):
@@ -280,6 +297,12 @@ class StageLogMonitor:
         self.early_exit_s = early_exit_s
         self.went_on_lines = went_on_lines
         self.went_on_s = went_on_s
+        # A death that a restart may follow waits this long for it (or a few lines).
+        self.recover_s = recover_s
+        # False when the exit status will never be known (offline classify):
+        # then a line saying the process is being stopped is the evidence
+        # that an error before it ended it. Live, the exit status says that.
+        self.exit_known = exit_known
         self.progress: ProgressUpdate | None = None
         self.progress_line: int | None = None
         # A server's live figures, from its last throughput/metrics lines:
@@ -293,6 +316,10 @@ class StageLogMonitor:
         self._tail: deque[LogEvent] = deque(maxlen=64)
         self._tb: dict[str | None, _OpenTraceback] = {}
         self._pending: list[_Pending] = []
+        self._held: list[_Held] = []
+        # Lines up to this number are read whatever the prefilter says: what a
+        # held error or a pending failure turns into depends on them.
+        self._watch_to = 0
         # Last closed traceback per worker: a chained exception ("During
         # handling of the above exception ...") continues it.
         self._last_closed: dict[str | None, tuple[_Pending | None, int, int]] = {}
@@ -333,6 +360,11 @@ class StageLogMonitor:
     def pending(self) -> list[LogEvent]:
         """Tracebacks not yet judged (waiting to see if the process goes on)."""
         return [p.event for p in self._pending]
+
+    @property
+    def held(self) -> list[LogEvent]:
+        """Error lines waiting to see what the process does next (a few lines or seconds)."""
+        return [h.event for h in self._held]
 
     def tail_errors(self, n: int = 5) -> list[LogEvent]:
         """The last ``n`` fatal/warning events, oldest first (for failure alerts)."""
@@ -406,6 +438,13 @@ class StageLogMonitor:
         for key in list(self._tb):
             tb = self._tb.pop(key)
             self._close_traceback(tb, tb.first_text or "Traceback (most recent call last):", tb.start + tb.lines - 1)
+        # An error line still held: a non-zero exit (or a signal) right after
+        # it makes it the error that ended the process; otherwise it stays
+        # what it looked like.
+        exit_failed = exit_code is not None and (exit_code != 0 or signal is not None)
+        for h in self._held:
+            self._settle_held(h, "exit" if exit_failed else None, self.line_no)
+        self._held = []
         events.extend(self._out)
         self._out = []
         failed = exit_code is None or exit_code != 0 or signal is not None
@@ -465,6 +504,11 @@ class StageLogMonitor:
     def _process(self, chunk: Chunk) -> None:
         if chunk.reset:
             self._tb.clear()
+            # Line numbers restart: what was held is settled as it looked.
+            for h in self._held:
+                self._settle_held(h, None, self.line_no)
+            self._held = []
+            self._watch_to = 0
             self._emit(
                 LogEvent(
                     line=1,
@@ -525,7 +569,7 @@ class StageLogMonitor:
         count = data.count
         find = data.find
         while pos < n:
-            if not self._tb:
+            if not self._tb and no > self._watch_to:
                 # Jump to the next line that a rule or progress marker points at.
                 nxt = n
                 if ci < nc:
@@ -553,7 +597,7 @@ class StageLogMonitor:
             is_prog = pi < npg and prog[pi] == pos
             if is_prog:
                 pi += 1
-            if idx is not None or is_prog or self._tb:
+            if idx is not None or is_prog or self._tb or no <= self._watch_to:
                 self._line(data[pos:le], no, idx, is_prog)
             pos = le + 1
             no += 1
@@ -589,6 +633,16 @@ class StageLogMonitor:
                 insort(visit, i)
         below = 0
         tb = self._tb  # the same dict throughout (only cleared)
+        if first_no <= self._watch_to:
+            # An error held at the end of the block before: its next lines count.
+            j = 0
+            while (tb or first_no + j <= self._watch_to) and j < n:
+                ej = ents[j]
+                if ej is QUIET:
+                    self.counts["info"] -= 1  # counted above; _visit counts what it finds
+                self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
+                j += 1
+            below = j
         counts = self.counts
         tally = dict.fromkeys(("fatal", "warning", "info"), 0)  # the fast path's counts, added at the end
         last_verdict = self._last_verdict
@@ -600,7 +654,7 @@ class StageLogMonitor:
         for i in visit:
             e = ents[i]
             hot = e.hot if e else None
-            if hot is not None and not tb and i >= below and i not in prog:
+            if hot is not None and not tb and i >= below and i not in prog and first_no + i > self._watch_to:
                 # The hot path: one event of a fixed verdict (what the general
                 # path below does for such a line, without its branches).
                 rest_off, wspan, generic, category, kind, rule, expl, action, listed = hot
@@ -624,7 +678,7 @@ class StageLogMonitor:
                 continue
             if i < below:
                 continue  # visited while a traceback was open
-            if not e or tb or i in prog or e.mode == SENSITIVE:
+            if not e or tb or i in prog or e.mode == SENSITIVE or first_no + i <= self._watch_to:
                 if e is QUIET:
                     counts["info"] -= 1  # counted above; _visit counts what it finds
                 self._visit(data[starts[i] : starts[i + 1] - 1], first_no + i, tix.template(e, temps[i]), i in prog)
@@ -693,10 +747,11 @@ class StageLogMonitor:
                                     out_append(ev)
                         elif category:
                             pywarn_at[worker] = no
-            if tb:
-                # Inside a traceback every line counts, as in _scan_block.
+            if tb or first_no + i < self._watch_to:
+                # Inside a traceback, and while an error is held, every line
+                # counts, as in _scan_block.
                 j = i + 1
-                while tb and j < n:
+                while (tb or first_no + j <= self._watch_to) and j < n:
                     ej = ents[j]
                     if ej is QUIET:
                         counts["info"] -= 1  # counted above; _visit counts what it finds
@@ -754,7 +809,7 @@ class StageLogMonitor:
         else:
             assert self._templates is not None
             idx = self._templates.line_rules(e, raw)
-        if idx is None and not is_prog and not self._tb:
+        if idx is None and not is_prog and not self._tb and no > self._watch_to:
             return
         self._line(raw, no, idx, is_prog)
 
@@ -768,6 +823,10 @@ class StageLogMonitor:
             worker = text[wspan[0] : wspan[1]]
         if recovery and self._pending:
             self._recovered(no)
+        if no <= self._watch_to and (self._held or self._pending):
+            if text is None:
+                text = raw.decode("utf-8", "replace")
+            self._next_step(text[rest_off:], no)
         if echo and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
             return  # the source line Python's warnings module echoes after a warning
         if category:
@@ -783,7 +842,7 @@ class StageLogMonitor:
             v = self._continuation(v, worker, no, (level, source), rest)
         else:
             self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
-        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable:
+        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable or v.rule in _HELD_RULES:
             self._verdict_event(v, rest, worker, no, request)
             return
         # _verdict_event and _emit for the common case, inlined (catch-up
@@ -837,7 +896,7 @@ class StageLogMonitor:
                 if verdict is None:
                     fast = (rest_off, wspan, False, category, echo, None, "", "", "", False) if category or echo else ()
                 elif (verdict.kind in ("fatal", "warning", "info") and verdict.rule not in _SPECIAL_RULES
-                      and not verdict.pending and not verdict.recoverable):
+                      and verdict.rule not in _HELD_RULES and not verdict.pending and not verdict.recoverable):
                     generic = verdict.kind == "warning" and verdict.rule in _GENERIC_RULES
                     listed = verdict.kind != "info" or self.include_info
                     fast = (rest_off, wspan, generic, category, echo, verdict.kind, verdict.rule,
@@ -881,6 +940,8 @@ class StageLogMonitor:
                 continue
             if self._pending and is_recovery(rest):
                 self._recovered(no)
+            if no <= self._watch_to and (self._held or self._pending):
+                self._next_step(rest, no)
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
                 if rule is not None and rule.id == "traceback":
@@ -948,7 +1009,67 @@ class StageLogMonitor:
             ev.kind = "warning"
             pend = _Pending(ev, self.rules.by_id.get(v.rule), self._now, recoverable=v.recoverable, verdict=v)
             self._pending.append(pend)
+            self._watch(no + (_RECOVERY_LINES if v.recoverable else _HOLD_LINES))
             return
+        if v.kind == "warning" and v.rule in _HELD_RULES:
+            # An error that names no family: what the process does next says
+            # what it was (see _next_step). Only warnings wait; no fatal does.
+            self._held.append(_Held(ev, self._now))
+            self._watch(no + _HOLD_LINES)
+            return
+        self._emit(ev)
+
+    def _watch(self, to: int) -> None:
+        """Read every line up to line ``to`` (what a held or pending event turns into depends on them)."""
+        self._watch_to = max(self._watch_to, to)
+
+    def _next_step(self, rest: str, no: int) -> None:
+        """A line read while an error is held or a failure pending: did the process go on?"""
+        step = next_step(rest)
+        if step is None:
+            return
+        # Live, a stop the user asked for prints the same words as a watchdog's
+        # stop: there the exit status (finish) says whether it ended in failure.
+        if self._held and not (step == "ending" and self.exit_known):
+            keep: list[_Held] = []
+            for h in self._held:
+                if h.event.line < no:
+                    self._settle_held(h, step, no)
+                else:
+                    keep.append(h)
+            self._held = keep
+        if self._pending and step in ("restarted", "serving"):
+            keep_p: list[_Pending] = []
+            for p in self._pending:
+                if p.event.end_line >= no or no - p.event.end_line > _HOLD_LINES:
+                    keep_p.append(p)
+                elif p.recoverable:
+                    keep_p.append(p)  # _recovered settles it
+                else:
+                    self._went_on(p, f"a part started again or the server answered (line {no})")
+            self._pending = keep_p
+            if step == "restarted":
+                self._recovered(no)
+
+    def _settle_held(self, h: _Held, outcome: str | None, no: int) -> None:
+        """Emit a held error as what ``outcome`` (the next step seen, or None) makes it."""
+        ev = h.event
+        if outcome in ("ending", "exit"):
+            ev.kind = "fatal"
+            ev.rule = "error-then-ended"
+            how = "exited with a failure" if outcome == "exit" else f"was being stopped (line {no})"
+            ev.explanation = f"The process {how} right after this error, so it is what ended it. {ev.explanation}"
+            ev.action = "Read this error: it is the last one before the process ended; fix its cause and rerun."
+        elif outcome is not None:
+            ev.kind = "benign"
+            ev.rule = "error-went-on"
+            what = {
+                "restarted": "a part started again",
+                "serving": "the server answered requests",
+                "progress": "progress advanced",
+            }.get(outcome, "it went on with its ordinary output")
+            ev.explanation = f"The process carried on after this error ({what}, line {no}); it did not stop the job."
+            ev.action = "None unless it repeats or the stage later fails."
         self._emit(ev)
 
     def _continuation(
@@ -1030,6 +1151,12 @@ class StageLogMonitor:
                 self.figures_line = no
         for p in self._pending:
             p.progress_after = True
+        if self._held:
+            keep = [h for h in self._held if h.event.line >= no]
+            for h in self._held:
+                if h.event.line < no:
+                    self._settle_held(h, "progress", no)
+            self._held = keep
         crossed = self.eta_tracker.feed(upd, self._now)
         eta = self.eta_tracker.eta
         projected = eta.projected_s if eta else None
@@ -1160,38 +1287,56 @@ class StageLogMonitor:
             rule = None
         pend = _Pending(ev, rule, self._now)
         self._pending.append(pend)
+        self._watch(end + _HOLD_LINES)
         self._last_closed[tb.worker] = (pend, end, tb.start)
 
     def _settle_went_on(self) -> None:
+        if self._held:
+            # Held errors that saw nothing telling within their window stay
+            # what they looked like.
+            keep_h: list[_Held] = []
+            for h in self._held:
+                if self.line_no - h.event.line >= _HOLD_LINES or self._now - h.closed_at >= self.went_on_s:
+                    self._settle_held(h, None, self.line_no)
+                else:
+                    keep_h.append(h)
+            self._held = keep_h
         if not self._pending:
             return
         keep: list[_Pending] = []
         for p in self._pending:
             lines_after = self.line_no - p.event.end_line
             if p.recoverable:
-                if lines_after > _RECOVERY_LINES:
-                    self._emit(self._as_fatal(p))  # nothing restarted it
+                if lines_after > _RECOVERY_LINES or self._now - p.closed_at >= self.recover_s:
+                    # Nothing restarted it, in a few lines or seconds: a death
+                    # followed by silence (a hung job) must still be reported.
+                    self._emit(self._as_fatal(p))
                 else:
                     keep.append(p)
                 continue
             if p.progress_after or (
                 lines_after >= self.went_on_lines and self._now - p.closed_at >= self.went_on_s
             ):
-                ev = p.event
-                ev.kind = "warning"
-                if ev.rule == "traceback":
-                    ev.rule = "traceback-handled"
-                    ev.explanation = (
-                        "An exception was logged but the process went on (it was caught, or only one "
-                        "request or task failed)."
-                    )
-                else:
-                    ev.explanation = f"The process went on after this: {ev.explanation}"
-                ev.action = "None unless it repeats or the stage later fails."
-                self._emit(ev)
+                self._went_on(p, "")
             else:
                 keep.append(p)
         self._pending = keep
+
+    def _went_on(self, p: _Pending, why: str) -> None:
+        """Emit a pending failure the process went on after, as a warning."""
+        ev = p.event
+        ev.kind = "warning"
+        after = f" ({why})" if why else ""
+        if ev.rule == "traceback":
+            ev.rule = "traceback-handled"
+            ev.explanation = (
+                f"An exception was logged but the process went on{after} (it was caught, or only one "
+                "request or task failed)."
+            )
+        else:
+            ev.explanation = f"The process went on after this{after}: {ev.explanation}"
+        ev.action = "None unless it repeats or the stage later fails."
+        self._emit(ev)
 
     def _as_fatal(self, p: _Pending) -> LogEvent:
         """The pending event as the fatal event it turned out to be."""

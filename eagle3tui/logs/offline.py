@@ -49,6 +49,10 @@ def classify_log(
         progress_mode="all" if progress_events else "sample",
         include_info=include_info,
         went_on_s=0.0,
+        recover_s=0.0,
+        # The exit status of a log read offline is unknown: a line saying the
+        # process is being stopped is what tells that an error ended it.
+        exit_known=False,
     )
     # Reading a whole log makes an object per event and per candidate line,
     # and no reference cycles: the cyclic collector would scan them all over
