@@ -109,3 +109,31 @@ def test_a_rank_death_is_one_alert_with_the_launchers_root_cause(pipeline: Pipel
     assert [a["kind"] for a in crit] == ["fatal-log-event", "stage-failed"], crit
     assert crit[0]["details"]["rule"] == "torchrun-child-failed"
     assert "root cause rank 0 (local_rank: 0), exitcode 1 (pid: 78970)" in crit[1]["message"]
+
+
+HELD_THEN_EXIT = textwrap.dedent("""
+    import sys, time
+    print("2026-12-01 10:00:00,001 ERROR loader: the frobnicator could not open shard 3", flush=True)
+    print("2026-12-01 10:00:00,002 WARNING loader: reading shard 3 took 41.0s", flush=True)
+    time.sleep(2.5)  # the driver reads both lines in a poll; the error is held, the warning goes out
+    sys.exit(1)
+""")
+
+
+def test_an_error_held_past_a_later_line_still_alerts_when_the_exit_settles_it(pipeline: Pipeline) -> None:
+    """The error is judged only at the exit, after a later line was already alerted: its alert must not be dropped."""
+    script = pipeline.root / "held.py"
+    script.write_text(HELD_THEN_EXIT)
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "load"
+        command = [{PY}, {json.dumps(str(script))}]
+    """)
+    w = Watch(p, "--run-all")
+    assert w.wait(timeout=60) == 1, w.text()
+    alerts = [a for a in p.alerts() if a.get("stage") == "load"]
+    fatal = [a for a in alerts if a["kind"] == "fatal-log-event"]
+    assert len(fatal) == 1 and "frobnicator" in fatal[0]["details"]["text"], alerts
+    assert fatal[0]["details"]["line"] == 1 and fatal[0]["level"] == "critical"
+    failed = [a for a in alerts if a["kind"] == "stage-failed"]
+    assert len(failed) == 1 and "frobnicator" in failed[0]["message"], failed

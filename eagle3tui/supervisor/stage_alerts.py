@@ -297,7 +297,12 @@ class StageWatch:
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
-            self._pending_line = max(self._pending_line, last_line)
+            # An event the monitor still holds (an error waiting to see what the
+            # process does next, a traceback waiting to be judged) comes out in a
+            # later poll with its own, earlier line number: the mark stays below
+            # it, or that event would read as already alerted and be dropped.
+            waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
+            self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
 
     def _in_launcher_report(self, ev: LogEvent) -> bool:
