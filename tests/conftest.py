@@ -116,6 +116,19 @@ class Pipeline:
                 pass
 
 
+
+def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
+    """The most serious event kind of ``text`` classified as a whole log (``eagle3tui classify``), and its rules."""
+    from eagle3tui.logs.offline import classify_log
+
+    log = tmp_path / "x.log"
+    log.write_text(text + "\n")
+    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
+    kinds = {e.kind for e in events}
+    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
+    return top, {e.rule for e in events if e.kind == top}
+
+
 def _cmdline(pid: int) -> list[str]:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")

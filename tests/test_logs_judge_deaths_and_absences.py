@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import log_verdict
 
 from eagle3tui.logs.anatomy import peel, shape
 from eagle3tui.logs.offline import classify_log
@@ -20,14 +21,6 @@ from eagle3tui.logs.offline import classify_log
 TGI_814 = "home/udocker/ma-endpoint-pos/data/michelangelo/scripts/TGI/tgivenv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: Found duplicate ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] files: {PosixPath('/usr/local/cuda/lib64/libcudart.so.11.0'), PosixPath('/usr/local/cuda/lib64/libcudart.so')}.. We'll flip a coin and try one of these, in order to fail forward.\nEither way, this might cause trouble in the future:\nIf you get `CUDA error: invalid device function` errors, the above might be the cause and the solution is to make sure only one ['libcudart.so', 'libcudart.so.11.0', 'libcudart.so.12.0'] in the paths that we search based on your env.\n  warn(msg)"
 
 
-def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
-    """The most serious event kind of ``text`` classified as a whole log, and its rules."""
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    kinds = {e.kind for e in events}
-    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
-    return top, {e.rule for e in events if e.kind == top}
 
 
 @pytest.mark.parametrize(
@@ -109,7 +102,7 @@ def test_an_epoch_number_is_not_taken_for_a_stamp() -> None:
     ],
 )
 def test_structural_verdicts(tmp_path: Path, text: str, kind: str, want: str, rule: str) -> None:
-    got, rules = _verdict(tmp_path, text, kind)
+    got, rules = log_verdict(tmp_path, text, kind)
     assert (got, rule in rules) == (want, True), (got, rules)
 
 
@@ -141,7 +134,7 @@ def test_structural_verdicts(tmp_path: Path, text: str, kind: str, want: str, ru
     ],
 )
 def test_counter_examples_stay_below_fatal(tmp_path: Path, text: str, kind: str, want: str) -> None:
-    got, rules = _verdict(tmp_path, text, kind)
+    got, rules = log_verdict(tmp_path, text, kind)
     assert got == want, (got, rules)
 
 
@@ -150,9 +143,9 @@ def test_a_python_warning_that_names_a_fatal_family_stays_a_warning(tmp_path: Pa
     # the warnings module's header and a hypothetical CUDA error in the message.
     line = ("/venv/lib/python3.11/site-packages/bitsandbytes/cuda_setup/main.py:145: UserWarning: a "
             "`CUDA error: invalid device function` was seen while probing; the above might be the cause")
-    assert _verdict(tmp_path, line, "service") == ("warning", {"python-warning"})
+    assert log_verdict(tmp_path, line, "service") == ("warning", {"python-warning"})
     # Without the warnings module's header, the same family is fatal.
-    assert _verdict(tmp_path, "RuntimeError: CUDA error: invalid device function", "task")[0] == "fatal"
+    assert log_verdict(tmp_path, "RuntimeError: CUDA error: invalid device function", "task")[0] == "fatal"
 
 
 def test_death_words_reach_the_judge_in_a_long_log(tmp_path: Path) -> None:
@@ -169,5 +162,5 @@ def test_death_words_reach_the_judge_in_a_long_log(tmp_path: Path) -> None:
 def test_a_bare_error_report_followed_by_progress_was_not_final(tmp_path: Path) -> None:
     """What the process does next decides: a task that keeps making progress survived its "ERROR: " line."""
     steps = "\n".join(f"{{'loss': 0.{i:04d}, 'learning_rate': 1e-05, 'epoch': 0.{i:02d}}}" for i in range(1, 60))
-    got, rules = _verdict(tmp_path, "ERROR: could not reach the metrics endpoint\n" + steps, "task")
+    got, rules = log_verdict(tmp_path, "ERROR: could not reach the metrics endpoint\n" + steps, "task")
     assert got == "warning", (got, rules)

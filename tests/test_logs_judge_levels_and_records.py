@@ -13,20 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import log_verdict
 
 from eagle3tui.logs.anatomy import shape
-from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.progress import parse_progress
-
-
-def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
-    """The most serious event kind of ``text`` classified as a whole log, and its rules."""
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    kinds = {e.kind for e in events}
-    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
-    return top, {e.rule for e in events if e.kind == top}
 
 
 @pytest.mark.parametrize(
@@ -62,12 +52,12 @@ def test_a_failure_the_program_logs_at_its_info_level_is_harmless(tmp_path: Path
         "few seconds and retry.\n"
         '2021-10-09 10:11:57.846 GMT [88] LOG:  listening on Unix socket "/tmp/.s.PGSQL.5432"'
     )
-    assert _verdict(tmp_path, text, "service") == ("benign", {"info-level-error"})
+    assert log_verdict(tmp_path, text, "service") == ("benign", {"info-level-error"})
     # The same failure at the program's ERROR level is not harmless.
     error = '2021-10-09 10:11:57.843 GMT [88] ERROR:  could not bind IPv6 address "::1": Cannot assign requested address'
-    assert _verdict(tmp_path, error, "service")[0] == "warning"
+    assert log_verdict(tmp_path, error, "service")[0] == "warning"
     # Without any level the words alone decide nothing harmless either.
-    assert _verdict(tmp_path, "could not bind IPv6 address", "service")[0] == "info"
+    assert log_verdict(tmp_path, "could not bind IPv6 address", "service")[0] == "info"
 
 
 def test_postgres_that_cannot_listen_anywhere_is_fatal(tmp_path: Path) -> None:
@@ -78,19 +68,19 @@ def test_postgres_that_cannot_listen_anywhere_is_fatal(tmp_path: Path) -> None:
         "FATAL:  could not create any TCP/IP sockets\n"
         "LOG:  database system is shut down"
     )
-    assert _verdict(tmp_path, text, "service")[0] == "fatal"
+    assert log_verdict(tmp_path, text, "service")[0] == "fatal"
 
 
 def test_a_message_headed_fatal_is_fatal_whatever_the_header(tmp_path: Path) -> None:
     # https://github.com/jemalloc/jemalloc/issues/2756: redis logs it at its warning mark
     line = "1:M 09 Nov 2024 09:57:17.206 # Fatal: Can't initialize Background Jobs. Error message: Operation not permitted"
-    assert _verdict(tmp_path, line, "service") == ("fatal", {"fatal-level"})
+    assert log_verdict(tmp_path, line, "service") == ("fatal", {"fatal-level"})
     # redis's own start-up advice at the same mark stays below fatal
     advice = ("1141:M 09 Sep 2021 14:12:06.299 # WARNING overcommit_memory is set to 0! Background save may fail "
               "under low memory condition.")
-    assert _verdict(tmp_path, advice, "service")[0] != "fatal"
+    assert log_verdict(tmp_path, advice, "service")[0] != "fatal"
     # "fatal" inside a sentence is not the message's head
-    assert _verdict(tmp_path, "INFO: no fatal errors so far, continuing", "task")[0] != "fatal"
+    assert log_verdict(tmp_path, "INFO: no fatal errors so far, continuing", "task")[0] != "fatal"
 
 
 def test_an_overflow_the_program_reports_at_info_and_adapts_to_is_harmless(tmp_path: Path) -> None:
@@ -100,7 +90,7 @@ def test_an_overflow_the_program_reports_at_info_and_adapts_to_is_harmless(tmp_p
         "[2024-09-11 17:52:18,030] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping "
         "step. Attempted loss scale: 4294967296, reducing to 2147483648"
     )
-    assert _verdict(tmp_path, text) == ("benign", {"fp16-overflow-skip"})
+    assert log_verdict(tmp_path, text) == ("benign", {"fp16-overflow-skip"})
 
 
 @pytest.mark.parametrize(
@@ -118,18 +108,18 @@ def test_an_overflow_the_program_reports_at_info_and_adapts_to_is_harmless(tmp_p
     ],
 )
 def test_the_program_saying_its_message_is_expected_makes_it_harmless(tmp_path: Path, text: str) -> None:
-    assert _verdict(tmp_path, text) == ("benign", {"says-ignore"})
+    assert log_verdict(tmp_path, text) == ("benign", {"says-ignore"})
 
 
 def test_a_program_expecting_something_else_is_not_saying_it_is_harmless(tmp_path: Path) -> None:
     # "expected" about an input is an error message, not a reassurance
     line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices"
-    assert _verdict(tmp_path, line)[0] == "fatal"
+    assert log_verdict(tmp_path, line)[0] == "fatal"
     # https://github.com/tensorflow/tensorflow/issues/57103: at the program's INFO level, with no
     # error-looking word of its own, "Ignore above ..." stays plain information
     info = ("2022-08-11 14:21:29.345439: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart "
             "dlerror if you do not have a GPU set up on your machine.")
-    assert _verdict(tmp_path, info)[0] == "info"
+    assert log_verdict(tmp_path, info)[0] == "info"
 
 
 @pytest.mark.parametrize(

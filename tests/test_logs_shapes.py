@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import log_verdict
 
 from eagle3tui.logs.anatomy import peel, shape
-from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.progress import parse_progress
 
 
@@ -44,13 +44,6 @@ def test_headers_give_level_and_source(line: str, level: str | None, source: str
     assert (sh.level, sh.source) == (level, source)
 
 
-def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    kinds = {e.kind for e in events}
-    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
-    return top, {e.rule for e in events if e.kind == top}
 
 
 @pytest.mark.parametrize(
@@ -121,7 +114,7 @@ def _verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[st
     ],
 )
 def test_structure_decides(tmp_path: Path, text: str, kind: str, want: str, rule: str) -> None:
-    got, rules = _verdict(tmp_path, text, kind)
+    got, rules = log_verdict(tmp_path, text, kind)
     assert got == want, (got, rules)
     if rule:
         assert rule in rules, rules
