@@ -347,6 +347,21 @@ def test_train_needs_exactly_one_source(tmp_path: Path, tiny_target: Path, tiny_
     assert not (tmp_path / "o").exists()
 
 
+def test_online_refuses_tokens_outside_the_targets_vocabulary(tmp_path: Path, tiny_target: Path,
+                                                              tiny_prepared: Path) -> None:
+    """Data tokenized for another target is named with the token and the fix, before any training step."""
+    from pipeline.tokenized_dataset import write_tokenized_dataset
+
+    other = tmp_path / "other"
+    write_tokenized_dataset(other, [("a", [5, 6, VOCAB + 3, 7], [0, 1, 1, 1])], {"tokenizer": "big", "max_len": 64})
+    vmap = _vocab_map(tmp_path / "vocab.safetensors", tiny_prepared)
+    proc = _run(["pipeline.train", "--target", str(tiny_target), "--prepared", str(other), "--vocab-map", str(vmap),
+                 "--out", str(tmp_path / "o"), "--device", "cpu"], check=False)
+    assert proc.returncode == 1, proc
+    assert f"{other}: token id {VOCAB + 3} is outside" in proc.stderr and "fix: tokenize with this target" in proc.stderr
+    assert not list((tmp_path / "o").glob("checkpoint-*"))
+
+
 def test_validation_share_is_never_trained_on_and_survives_a_resume(tmp_path: Path, tiny_extracted: Path,
                                                                     tiny_prepared: Path) -> None:
     """``--val-share``: held-out samples are scored each epoch, never trained on; a resume rewrites the same records."""
