@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import pytest
 from conftest import TORCHRUN_ON_SIGTERM, Pipeline, wait_for
 from test_watch_e2e import Watch
 
@@ -137,3 +139,40 @@ def test_an_error_held_past_a_later_line_still_alerts_when_the_exit_settles_it(p
     assert fatal[0]["details"]["line"] == 1 and fatal[0]["level"] == "critical"
     failed = [a for a in alerts if a["kind"] == "stage-failed"]
     assert len(failed) == 1 and "frobnicator" in failed[0]["message"], failed
+
+
+HELD_THEN_STOPPED = textwrap.dedent("""
+    import signal, sys, time
+    # Like most servers and launchers: SIGTERM is caught and the process exits with a status of its own.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    print(sys.argv[1], flush=True)
+    time.sleep(120)
+""")
+UNRECOGNISED_ERROR = "2026-12-01 10:00:00,001 ERROR loader: the frobnicator could not open shard 3"
+# A traceback the process may survive (it is judged by whether the process goes on).
+LOGGED_TRACEBACK = ('Traceback (most recent call last):\n  File "/srv/load.py", line 7, in <module>\n'
+                    '    open_shard(3)\nRuntimeError: the frobnicator could not open shard 3')
+
+
+@pytest.mark.parametrize("text", [UNRECOGNISED_ERROR, LOGGED_TRACEBACK], ids=["held-error", "pending-traceback"])
+def test_a_stop_while_an_error_waits_for_its_verdict_does_not_make_it_fatal(pipeline: Pipeline, text: str) -> None:
+    """The user stops the stage seconds after an error still being judged: the stop ended it, not the error."""
+    script = pipeline.root / "held_stop.py"
+    script.write_text(HELD_THEN_STOPPED)
+    p = pipeline.write(f"""
+        [[stage]]
+        name = "load"
+        command = [{PY}, {json.dumps(str(script))}, {json.dumps(text)}]
+    """)
+    w = Watch(p, "--run-all")
+    wait_for(lambda: p.records("load") and "frobnicator" in Path(p.records("load")[0]["log"]).read_text(),
+             timeout=30, what="the error line")
+    # The driver reads a new line within milliseconds (inotify); the error stays held for 10 s, so a stop
+    # 1.5 s after it is printed arrives while it is held.
+    time.sleep(1.5)
+    assert "frobnicator" not in w.text()  # not settled yet: no alert for it so far
+    r = p.cli("stop", "load")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert w.wait(timeout=60) == 1, w.text()
+    assert not [a for a in p.alerts() if a["level"] == "critical"], p.alerts()
+    assert "stage-stopped" in w.text()

@@ -417,12 +417,16 @@ class StageLogMonitor:
         return [ev]
 
     def finish(
-        self, exit_code: int | None = None, signal: int | None = None, now: float | None = None
+        self, exit_code: int | None = None, signal: int | None = None, now: float | None = None,
+        stopped: bool = False,
     ) -> list[LogEvent]:
         """The process ended: read the rest, settle tracebacks, report an early exit.
 
         ``exit_code=None`` means "ended, code unknown" (offline classify): an
-        unsettled traceback at the end then counts as fatal.
+        unsettled traceback at the end then counts as fatal. ``stopped``: the
+        process was stopped on request, so its failing exit is the stop's doing
+        and says nothing about an error still held or a traceback still pending
+        (they stay warnings).
         """
         events = self.poll(now)
         now = self._now
@@ -441,7 +445,7 @@ class StageLogMonitor:
         # An error line still held: a non-zero exit (or a signal) right after
         # it makes it the error that ended the process; otherwise it stays
         # what it looked like.
-        exit_failed = exit_code is not None and (exit_code != 0 or signal is not None)
+        exit_failed = exit_code is not None and (exit_code != 0 or signal is not None) and not stopped
         for h in self._held:
             self._settle_held(h, "exit" if exit_failed else None, self.line_no)
         self._held = []
@@ -450,6 +454,12 @@ class StageLogMonitor:
         failed = exit_code is None or exit_code != 0 or signal is not None
         for p in self._pending:
             ev = p.event
+            if stopped:
+                ev.kind = "warning"
+                ev.explanation = ("The stage was stopped on request before it showed whether it went on after "
+                                  f"this: {ev.explanation}")
+                self._emit(ev)
+                continue
             if p.verdict is not None:
                 if not failed:
                     ev.kind = "warning"

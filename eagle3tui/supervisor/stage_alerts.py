@@ -245,7 +245,8 @@ class StageWatch:
         attempt printed on its way out is an alert: an exit code from SIGTERM,
         a launcher's failure box, a traceback of the interrupted work.
         """
-        events = self.monitor.finish(rec.exit_code, rec.signal)
+        stopped = rec.stop_requested_at is not None or self.stop_line is not None
+        events = self.monitor.finish(rec.exit_code, rec.signal, stopped=stopped)
         if rec.stop_requested_at is not None and self.stop_line is None:
             self.stop_line = 0
         return self._to_alerts(events)
