@@ -205,3 +205,23 @@ def test_a_warning_that_says_what_it_discarded_is_harmless(tmp_path: Path) -> No
     # The same component warning about something it did not handle stays a warning.
     kept = "train: WARNING ⚠️ Cache directory /data/coco is not writeable, cache not saved."
     assert _events(tmp_path, [kept]) == {"warning": {"python-warning"}}
+
+
+# -- a setting named like a metric ------------------------------------------
+
+# https://github.com/facebookresearch/metaseq/pull/314: the fp16 loss scaler's settings.
+METASEQ_SCALER = "2022-08-20 23:35:25 | INFO | metaseq.optim.dynamic_loss_scaler | *** SCALE_WINDOW: 256, loss scale: 4 ***"
+# https://github.com/bigscience-workshop/Megatron-DeepSpeed/issues/396: a training line that also shows it.
+MEGATRON_ITER = (
+    " iteration     5427/  250000 | consumed samples:        43416 | elapsed time per iteration (ms): 4225.8 | "
+    "learning rate: 2.999E-04 | global batch size:     8 | loss scale: 1.0 | grad norm: 1.2 |"
+)
+
+
+def test_the_loss_scale_is_a_setting_not_a_loss(tmp_path: Path) -> None:
+    assert parse_progress(METASEQ_SCALER.split(" | ", 3)[3]) is None
+    assert _events(tmp_path, [METASEQ_SCALER]) == {}
+    upd = parse_progress(MEGATRON_ITER)
+    assert upd is not None and upd.n == 5427 and upd.total == 250000
+    figures = parse_progress("learning rate: 2.999E-04 | loss scale: 1.0 | grad norm: 1.2 |")
+    assert figures is not None and set(figures.metrics) == {"learning rate", "grad norm"}

@@ -440,8 +440,10 @@ def _metric_key(key: str) -> str | None:
         return "counter"
     if k in _METRIC_EXACT or last in _METRIC_EXACT:
         return "metric"
-    # "gradient accumulation steps" is a setting, not an accuracy
-    if any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k:
+    # "gradient accumulation steps" is a setting, not an accuracy; the fp16 loss
+    # scaler's "loss scale" is a setting the scaler adjusts, not a loss
+    if (any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k
+            and "scale" not in k):
         return "metric"
     return None
 
