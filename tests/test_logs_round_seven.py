@@ -50,8 +50,10 @@ def test_a_library_prefix_before_fatal_is_the_library_giving_up(tmp_path: Path) 
     "line",
     [
         # https://github.com/voicepaw/so-vits-svc-fork/issues/501
-        "C:\\Users\\Ivs\\.conda\\envs\\svc\\python.exe: Error while finding module specification for '__main__' "
-        "(ValueError: __main__.__spec__ is None)",
+        (
+            "C:\\Users\\Ivs\\.conda\\envs\\svc\\python.exe: Error while finding module specification for '__main__' "
+            "(ValueError: __main__.__spec__ is None)"
+        ),
         "/usr/bin/python3: can't open file '/work/train.py': [Errno 2] No such file or directory",
         "python3: No module named vllm.entrypoints.openai.api_serve",
     ],
@@ -115,8 +117,10 @@ def test_a_bracketed_number_before_other_text_is_not_a_round_record(line: str) -
 # https://github.com/ray-project/ray/issues/43091 and ray-project/ray/issues/24917
 RAY_UNKNOWN_SETTING = [
     "[2024-02-11 10:40:50,082 W 3133636 3133636] logging.cc:228: Unrecognized setting of RAY_BACKEND_LOG_LEVEL=0",
-    "[2024-02-11 10:40:50,082 I 3133636 3133636] logging.cc:230: Set ray log level from environment variable "
-    "RAY_BACKEND_LOG_LEVEL to 0",
+    (
+        "[2024-02-11 10:40:50,082 I 3133636 3133636] logging.cc:230: Set ray log level from environment variable "
+        "RAY_BACKEND_LOG_LEVEL to 0"
+    ),
 ]
 GRPC_FORK = (
     "E0518 11:58:19.406614241  152858 fork_posix.cc:76]           Other threads are currently calling into gRPC, "
@@ -159,8 +163,10 @@ def test_an_os_error_the_process_carries_on_after_is_harmless(tmp_path: Path) ->
 
 # https://github.com/nextcloud-snap/nextcloud-snap/issues/1836: redis warns, then loads and serves.
 REDIS_1836 = [
-    "1141:M 09 Sep 2021 14:12:06.299 # WARNING overcommit_memory is set to 0! Background save may fail under low "
-    "memory condition.",
+    (
+        "1141:M 09 Sep 2021 14:12:06.299 # WARNING overcommit_memory is set to 0! Background save may fail under low "
+        "memory condition."
+    ),
     "1141:M 09 Sep 2021 14:12:06.329 * Loading RDB produced by version 6.0.15",
     "1141:M 09 Sep 2021 14:12:06.742 * The server is now ready to accept connections at /tmp/sockets/redis.sock",
 ]
@@ -173,8 +179,7 @@ def test_an_error_looking_warning_the_server_goes_on_after_is_harmless(tmp_path:
 
 def _append(path: Path, *lines: str) -> None:
     with open(path, "a", encoding="utf-8") as f:
-        for line in lines:
-            f.write(line + "\n")
+        f.writelines(line + "\n" for line in lines)
 
 
 def test_live_an_error_looking_warning_is_held_and_a_plain_one_is_not(tmp_path: Path) -> None:
