@@ -31,9 +31,13 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (251 of 796 excerpts) at its measurement after round
-# six (docs/logs.md; round five set 0.888 / 0.013 / 0.571 / 0.911) ...
-HELDOUT_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.013, "benign_recognised": 0.571, "progress_recognised": 0.911}
+# The whole held-out split (277 of 880 excerpts) at its measurement after round
+# seven (docs/logs.md); batch seven (rows 796-879) lowered it, so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.023, "benign_recognised": 0.537, "progress_recognised": 0.923}
+# ... its first 251 excerpts (rows 0-795) keep the whole split's floor of round six
+# (round five set 0.888 / 0.013 / 0.571 / 0.911) ...
+HELDOUT_796_ROWS = 796
+HELDOUT_796_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.013, "benign_recognised": 0.571, "progress_recognised": 0.911}
 # ... its first 219 excerpts (rows 0-695) at their measurement after round six
 # (round five set 0.89 / 0.015 / 0.585 / 0.925, round four 0.89 / 0.015 / 0.585 / 0.9) ...
 HELDOUT_696_ROWS = 696
@@ -67,7 +71,7 @@ def rows(scorer: ModuleType) -> list[dict]:
 
 
 def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
-    assert len(rows) >= 796
+    assert len(rows) >= 880
     assert len({r["id"] for r in rows}) == len(rows)
     url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     for r in rows:
@@ -123,6 +127,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_796_ROWS, HELDOUT_796_FLOOR),
         (HELDOUT_696_ROWS, HELDOUT_696_FLOOR),
         (HELDOUT_590_ROWS, HELDOUT_590_FLOOR),
         (HELDOUT_478_ROWS, HELDOUT_478_FLOOR),

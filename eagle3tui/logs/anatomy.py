@@ -122,8 +122,23 @@ _LOGFMT_LEVEL = re.compile(r"(?:^|\s)level=\"?(\w{1,10})")
 _JSON_LEVEL = re.compile(r"\"level\"\s?:\s?\"(\w{1,10})\"")
 # Python's warnings module: "/path/x.py:10: UserWarning: msg"
 _PYWARN = re.compile(r"(?:(?:[A-Za-z]:)?[^:\s]{1,400}:\d{1,6}:\s)?([A-Z]\w{0,60}Warning):\s(.*)", re.S)
-# A library's own prefix before a level: "libibverbs: Warning: ...", "myprog: error: ..."
-_LIB_LEVEL = re.compile(r"([\w.-]{1,40}):\s(WARNING|Warning|warning|ERROR|Error|error):\s(.*)", re.S)
+# A library's own prefix before a level: "libibverbs: Warning: ...", "myprog: error: ...",
+# "librdmacm: Fatal: no RDMA devices found" (the library's own verdict that it cannot go on).
+_LIB_LEVEL = re.compile(r"([\w.-]{1,40}):\s(WARNING|Warning|warning|ERROR|Error|error|FATAL|Fatal):\s(.*)", re.S)
+# A component's name, then an upper-case level and the message: "train: WARNING ⚠️ x.jpg: 2
+# duplicate labels removed", "AutoAnchor: WARNING ...", "status: ERROR ...".
+_LIB_UPPER_LEVEL = re.compile(r"([\w.-]{1,40}):\s(WARNING|ERROR)\s(.*)", re.S)
+# The Python interpreter reporting that it could not run the program at all, its own
+# path as the prefix: "/usr/bin/python3: can't open file 'x.py': [Errno 2] ...",
+# "C:\\env\\python.exe: Error while finding module specification for '__main__' (...)",
+# "python3: No module named vllm.entrypoints". Nothing of the program has run.
+_INTERPRETER = re.compile(
+    r"(?:[A-Za-z]:)?(?:[^\s:]{0,200}[\\/])?(python(?:[23](?:\.\d{1,2})?)?(?:\.exe)?):\s"
+    r"((?:can't open file|No module named|Error while finding (?:module )?spec|can't find '__main__' module|"
+    r"error while loading shared libraries).*)",
+    re.S,
+)
+INTERPRETER_SOURCE = "python-interpreter"
 # A bare leading level word: "WARNING: apex ...", " [WARNING]  async_io ...", "Warning: ...", "warning: failed to mlock"
 _BARE_LEVEL = re.compile(
     r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
@@ -315,9 +330,16 @@ def shape_inner(text: str, _stamped: bool = False) -> Shape:
         if st and ":" in st.group(0) and st.end() < len(body):
             body = body[st.end() :]
         return Shape(_LEVELS[(m.group(1) or m.group(2)).upper()], "", body)
-    m = ("arning:" in head or "rror:" in head or "ARNING:" in head or "RROR:" in head) and _LIB_LEVEL.match(head)
+    m = ("arning:" in head or "rror:" in head or "ARNING:" in head or "RROR:" in head or "atal:" in head
+         or "ATAL:" in head) and _LIB_LEVEL.match(head)
     if m:
         return Shape(_LEVELS[m.group(2).upper()], m.group(1), m.group(3) + text[HEAD_CHARS:])
+    m = ("WARNING " in head or "ERROR " in head) and _LIB_UPPER_LEVEL.match(head)
+    if m:
+        return Shape(_LEVELS[m.group(2)], m.group(1), m.group(3) + text[HEAD_CHARS:])
+    m = "ython" in head[:220] and _INTERPRETER.match(head)
+    if m:
+        return Shape("error", INTERPRETER_SOURCE, m.group(2) + text[HEAD_CHARS:])
     m = ("level=" in head and _LOGFMT_LEVEL.search(head)) or ('"level"' in head and _JSON_LEVEL.search(head)) or None
     if m and m.group(1).upper() in _LEVELS:
         return Shape(_LEVELS[m.group(1).upper()], "", text)

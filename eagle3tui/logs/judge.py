@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from eagle3tui.logs.anatomy import Shape, exception_line, shape
+from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -150,6 +150,9 @@ _IGNORED_INPUT = re.compile(
     r"option|parameter|field|flag)s?\b|\bunrecogni[sz]ed setting\b",
     re.I,
 )
+# A warning whose last word says what the program did with a bad input, and it goes
+# on: "2 duplicate labels removed", "ALTS creds ignored.", "3 corrupt images skipped".
+_DISCARDED = re.compile(r"\b(?:removed|skipped|ignored|dropped|discarded)\s?[.!]?\s*$")
 # At WARNING level, a thing the program looked for and did not find: it goes on without it.
 _CANNOT_FIND = re.compile(r"\bcan(?:no|')t find\b", re.I)
 _SUBSTITUTION = re.compile(
@@ -243,7 +246,7 @@ def gate_bits(text: str) -> int:
     return bits
 
 
-_CATCH_ALL = frozenset({"error-line", "python-warning"})
+_CATCH_ALL = frozenset({"error-line", "python-warning"})  # "level-header" is dropped before use
 # The message's own first word is a fatal level, whatever the header said:
 # Go's "panic: ", redis's "# Fatal: Can't initialize Background Jobs", "FATAL: ...".
 _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: ")
@@ -274,6 +277,7 @@ class Verdict:
     action: str = ""
     pending: bool = False
     recoverable: bool = False
+    held: bool = False
 
 
 EXPLAIN = {
@@ -292,6 +296,10 @@ EXPLAIN = {
     "nonzero-exit": (
         "A process exited with a non-zero status: it failed.",
         "Read that process's own error above; fix it and rerun.",
+    ),
+    "interpreter-failed": (
+        "The Python interpreter could not run the program at all (no such file or module, a broken entry point); nothing of it has run.",
+        "Check the stage's command: the script path, the module name after -m, the environment it runs in.",
     ),
     "fatal-level": (
         "The program logged this at its fatal/critical level: it is stopping.",
@@ -374,10 +382,10 @@ EXPLAIN = {
 }
 
 
-def make(kind: str, rule: str, *, pending: bool = False, recoverable: bool = False) -> Verdict:
+def make(kind: str, rule: str, *, pending: bool = False, recoverable: bool = False, held: bool = False) -> Verdict:
     """A verdict of a structural detector, with its explanation and action."""
     expl, action = EXPLAIN[rule]
-    return Verdict(kind, rule, expl, action, pending, recoverable)
+    return Verdict(kind, rule, expl, action, pending, recoverable, held)
 
 
 def _from_rule(rule: object) -> Verdict:
@@ -491,6 +499,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     sh = sh if sh is not None else shape(text)
     body = sh.body
     level = sh.level
+    if getattr(rule, "id", "") == "level-header":
+        # That pack rule only brings a line whose header carries a level
+        # (glog's "E0518 ...", Ray's "[... W pid tid]") here: the level decides.
+        rule = None
     rkind = getattr(rule, "kind", None)
     g = gate_bits(sh.source + " " + body if sh.source else body)
     # 1. Python itself says the exception was ignored.
@@ -512,6 +524,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return None
         return _from_rule(rule)
     service = stage_kind == "service"
+    # 2a. The interpreter itself reports that it could not start the program
+    #     ("python3: can't open file", "python: No module named x"): not a
+    #     library missing an optional part, the stage's command is wrong.
+    if sh.source == INTERPRETER_SOURCE:
+        return make("fatal", "interpreter-failed")
     # 2b. Advice in the conditional mood, without an error level of its own.
     if body[:3] in ("If ", "if ") and level not in ("error", "fatal") and _CONDITIONAL.match(body):
         return None
@@ -600,7 +617,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "optional-missing")
         if level == "warning" and _CANNOT_FIND.search(body) and not g & G_MODEL:
             return make("benign", "optional-missing")
-        if level == "warning" and _IGNORED_INPUT.search(body):
+        if level == "warning" and (_IGNORED_INPUT.search(body) or _DISCARDED.search(body[-60:])):
             return make("benign", "fallback")
         if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
             return make("benign", "fallback")
@@ -637,9 +654,14 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # level in the header only an error-looking message counts.
         return make("warning", "error-line") if errorish or exc is not None else None
     if rule is not None and rkind in ("info", "progress", "warning"):
-        return _from_rule(rule)
+        v = _from_rule(rule)
+        if generic and v.rule == "python-warning" and errorish:
+            # A warning that reports a failure ("Background save may fail"): what
+            # the process does next says whether it mattered, as for an error line.
+            return Verdict(v.kind, v.rule, v.explanation, v.action, held=True)
+        return v
     if level == "warning":
-        return make("warning", "python-warning")
+        return make("warning", "python-warning", held=errorish)
     if level == "error":
         return make("warning", "error-line")
     return None

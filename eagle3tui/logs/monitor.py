@@ -96,6 +96,14 @@ _PROGRESS_MARKERS = [
     b"%)",
     b"ETA",
     b"eta",
+    # a rate that ends the line ("eval rate:  24.61 tokens/s")
+    b"/s\n",
+    b"/s\r",
+    # a boosting round's evaluation record ("[12]\tvalid-auc:0.81", "[64]  train-rmse:1.66")
+    b"]\t",
+    b"-rmse:",
+    b"-auc:",
+    b"logloss:",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
@@ -852,7 +860,7 @@ class StageLogMonitor:
             v = self._continuation(v, worker, no, (level, source), rest)
         else:
             self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
-        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable or v.rule in _HELD_RULES:
+        if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable or v.rule in _HELD_RULES or v.held:
             self._verdict_event(v, rest, worker, no, request)
             return
         # _verdict_event and _emit for the common case, inlined (catch-up
@@ -906,7 +914,8 @@ class StageLogMonitor:
                 if verdict is None:
                     fast = (rest_off, wspan, False, category, echo, None, "", "", "", False) if category or echo else ()
                 elif (verdict.kind in ("fatal", "warning", "info") and verdict.rule not in _SPECIAL_RULES
-                      and verdict.rule not in _HELD_RULES and not verdict.pending and not verdict.recoverable):
+                      and verdict.rule not in _HELD_RULES and not verdict.held and not verdict.pending
+                      and not verdict.recoverable):
                     generic = verdict.kind == "warning" and verdict.rule in _GENERIC_RULES
                     listed = verdict.kind != "info" or self.include_info
                     fast = (rest_off, wspan, generic, category, echo, verdict.kind, verdict.rule,
@@ -1021,7 +1030,7 @@ class StageLogMonitor:
             self._pending.append(pend)
             self._watch(no + (_RECOVERY_LINES if v.recoverable else _HOLD_LINES))
             return
-        if v.kind == "warning" and v.rule in _HELD_RULES:
+        if v.kind == "warning" and (v.rule in _HELD_RULES or v.held):
             # An error that names no family: what the process does next says
             # what it was (see _next_step). Only warnings wait; no fatal does.
             self._held.append(_Held(ev, self._now))

@@ -78,6 +78,13 @@ _RATE = re.compile(
     r"(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
     r"KiB|MiB|GiB)/s|tokens per second|samples per second|it/sec|samples/sec)\b"
 )
+# A boosting library's evaluation record: the round in brackets, then its figures
+# ("[64]\ttrain-rmse:1.665028", "[1620]\tcv_agg's l1: 0.598669",
+# "[3]\tvalidation_0-auc:0.489583\tvalidation_0-logloss:0.862967"): a counter and a metric.
+_ROUND_RECORD = re.compile(r"(?:^|(?<=\s))\[(\d{1,9})\]\s{1,12}(?=[A-Za-z_])")
+_ROUND_FIGURE = re.compile(
+    r"([A-Za-z_][\w.'-]{0,40}(?: [\w.'-]{1,20})?)\s{0,2}:\s{0,2}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?=\s|$)"
+)
 _FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:-])")
 _PROGRESS_WORDS = ("epoch", "iter", "step", "batch", "sample", "shard", "chunk", "prompt", "progress", "training",
                    "train", "eval", "valid", "test", "loading", "download", "processed", "request", "example")
@@ -433,8 +440,10 @@ def _metric_key(key: str) -> str | None:
         return "counter"
     if k in _METRIC_EXACT or last in _METRIC_EXACT:
         return "metric"
-    # "gradient accumulation steps" is a setting, not an accuracy
-    if any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k:
+    # "gradient accumulation steps" is a setting, not an accuracy; the fp16 loss
+    # scaler's "loss scale" is a setting the scaler adjusts, not a loss
+    if (any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k
+            and "scale" not in k):
         return "metric"
     return None
 
@@ -450,6 +459,30 @@ def _duration(tok: str) -> float | None:
     return v * {"h": 3600.0, "m": 60.0, "s": 1.0}.get(rest.strip()[:1], 1.0)
 
 
+def _round_record(s: str) -> ProgressUpdate | None:
+    """A boosting round's evaluation record (``[12]\tvalid-auc:0.81``), or None.
+
+    The bracketed round must be followed directly by ``name:value`` figures,
+    each separated by blanks; anything else after the bracket is not one.
+    """
+    m = _ROUND_RECORD.search(s)
+    if m is None:
+        return None
+    metrics: dict[str, float] = {}
+    pos = m.end()
+    while True:
+        fm = _ROUND_FIGURE.match(s, pos)
+        if fm is None:
+            break
+        metrics[fm.group(1)] = _to_float(fm.group(2))
+        pos = fm.end()
+        while pos < len(s) and s[pos] in " \t":
+            pos += 1
+    if not metrics or s[pos:].strip():
+        return None
+    return ProgressUpdate(desc="metrics", n=float(m.group(1)), unit="round", metrics=metrics, source="metrics")
+
+
 def _parse_figures(s: str) -> ProgressUpdate | None:
     """Metric pairs, rates and counters in a free-form line.
 
@@ -463,6 +496,10 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     """
     if len(s) > 4096:
         s = s[:4096]
+    if "]" in s:
+        rec = _round_record(s)
+        if rec is not None:
+            return rec
     metrics: dict[str, float] = {}
     counters: dict[str, float] = {}
     for m in _PAIR.finditer(s):
