@@ -10,7 +10,8 @@
 #   call 2 (carry the checkout):      bash bench/gpu_pipeline.sh run      # starts the supervisor, follows ~9 min
 #   call 3 (if it is still running):  bash bench/gpu_pipeline.sh follow   # follows to the end, collects results
 # Results in $OUT: watch.log (alerts), status.json (`status --json` at the end), status_samples.jsonl (every
-# 60 s while running), eval.json, train_metrics.jsonl, validation.jsonl, synth.json, regen.json.
+# 60 s while running), eval.json, train_metrics.jsonl, validation.jsonl, summaries.json (prepare, synthesise,
+# regenerate and resample summaries under those keys).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 W=${W:-/root/gg}
@@ -24,8 +25,17 @@ E3TUI=($PY -m eagle3tui --config "$CONFIG" --set "out=$E3" --set "gguf=$W/model.
 
 collect() {
     "${E3TUI[@]}" status --json >"$OUT/status.json" 2>&1 || true
-    # At most 8 files come back from a call: prepare.json stays behind.
-    for f in eval.json regen.json synth.jsonl.json; do [ -f "$E3/$f" ] && cp "$E3/$f" "$OUT/"; done
+    [ -f "$E3/eval.json" ] && cp "$E3/eval.json" "$OUT/"
+    # At most 8 files come back from a call, so the data stages' summaries travel as one JSON object.
+    local key file sep="{"
+    for key in prepare:prepare.json synthesise:synth.jsonl.json regenerate:regen.json resample:regen-sampled.json; do
+        file="$E3/${key#*:}"
+        [ -f "$file" ] || continue
+        printf '%s"%s": ' "$sep" "${key%%:*}"
+        cat "$file"
+        sep=", "
+    done >"$OUT/summaries.json"
+    [ "$sep" = "{" ] && rm -f "$OUT/summaries.json" || echo "}" >>"$OUT/summaries.json"
     [ -f "$E3/ckpt/metrics.jsonl" ] && cp "$E3/ckpt/metrics.jsonl" "$OUT/train_metrics.jsonl"
     [ -f "$E3/ckpt/validation.jsonl" ] && cp "$E3/ckpt/validation.jsonl" "$OUT/validation.jsonl"
     cp "$W/watch.log" "$OUT/watch.log" 2>/dev/null || true

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,10 @@ def verify_mask(tokenizer: Any, messages: list[dict[str, Any]], ids: np.ndarray,
     return None
 
 
+def _as_paths(inputs: Path | Sequence[Path]) -> list[Path]:
+    return [inputs] if isinstance(inputs, Path) else list(inputs)
+
+
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise StageError(f"{path}: input file not found\n  fix: run pipeline.regenerate first, or check --input")
@@ -164,7 +168,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def tokenize_file(
     tokenizer: Any,
-    input_path: Path,
+    inputs: Path | Sequence[Path],
     output_dir: Path,
     max_len: int,
     tokenizer_name: str,
@@ -173,21 +177,27 @@ def tokenize_file(
     limit: int | None = None,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """Tokenize ``input_path`` into a prepared dataset at ``output_dir``; return the manifest."""
+    """Tokenize ``inputs`` (one file, or several read in order) into a prepared dataset at ``output_dir``.
+
+    Several files make one dataset, e.g. greedy answers of many prompts plus sampled answers of a few.
+    An id seen in an earlier file is dropped as a duplicate. Returns the manifest.
+    """
     from pipeline.tokenized_dataset import write_tokenized_dataset
 
     dropped: Counter[str] = Counter()
     stats = {"truncated": 0, "verified": 0, "multi_turn": 0, "max_len_seen": 0}
     seen: set[str] = set()
-    total = None
-    if input_path.is_file():
-        with open(input_path, encoding="utf-8") as fh:
-            total = sum(1 for line in fh if line.strip())
+    paths = _as_paths(inputs)
+    total = 0
+    for path in paths:
+        if path.is_file():
+            with open(path, encoding="utf-8") as fh:
+                total += sum(1 for line in fh if line.strip())
     bar = progress(total, desc="tokenize", unit="sample", disable=not show_progress)
 
     def samples() -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
         written = 0
-        for n, rec in _records(input_path):
+        for input_path, n, rec in ((path, n, rec) for path in paths for n, rec in _records(path)):
             bar.update(1)
             sid = str(rec["id"])
             messages = _with_reasoning(rec["conversations"], reasoning)
@@ -239,7 +249,7 @@ def tokenize_file(
             "max_len": max_len,
             "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
             "vocab_size": len(tokenizer),
-            "source": str(input_path),
+            "source": str(paths[0]) if len(paths) == 1 else [str(path) for path in paths],
             "reasoning": reasoning,
             # Filled in while samples() runs; write_tokenized_dataset reads meta only after
             # consuming the samples, so the manifest gets the final numbers.
@@ -277,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         "Apply the target's chat template to regenerated conversations and write a prepared dataset "
         "(input_ids + loss_mask on assistant tokens) for extraction, vocab and training.",
     )
-    p.add_argument("--input", "-i", type=Path, required=True, help="regenerated JSONL")
+    p.add_argument("--input", "-i", type=Path, action="append", required=True,
+                   help="regenerated JSONL (repeatable: the files make one dataset, in order)")
     p.add_argument("--output", "-o", type=Path, required=True, help="prepared dataset directory to write")
     p.add_argument("--model", default="smollm2",
                    help="tokenizer source: model dir, .gguf file, or 'smollm2' (packaged demo model)")
@@ -295,8 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Validate the whole input before the (slower) tokenizer load, so a bad
         # line fails in a second, not after loading.
-        for _ in _records(args.input):
-            pass
+        for path in args.input:
+            for _ in _records(path):
+                pass
         log(f"tokenize: loading tokenizer from {args.model}")
         tok = load_tokenizer(args.model, args.gguf_file)
         manifest = tokenize_file(tok, args.input, args.output, args.max_len, args.model,
@@ -305,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         fail(str(exc))
     print(summary_line(manifest, args.output), flush=True)
     if manifest["num_samples"] == 0:
-        fail(f"{args.input}: no usable samples; see the drop reasons above")
+        fail(f"{', '.join(map(str, args.input))}: no usable samples; see the drop reasons above")
     return 0
 
 

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -155,14 +156,20 @@ def plan_steps(lengths: list[int], max_len: int, epochs: int, seed: int, per_ste
     return steps
 
 
+# regenerate names the answers of one prompt ``ID`` (one answer), ``ID#0``, ``ID#1``, ... (several).
+_SAMPLE_SUFFIX = re.compile(r"#\d+$")
+
+
 def split_validation(ids: list[str], share: float) -> tuple[list[int], list[int]]:
-    """(training, validation) sample indices: a sample is held out when the hash of its id falls below ``share``.
+    """(training, validation) sample indices: a prompt is held out when the hash of its id falls below ``share``.
 
     By id, not by position, so the split survives a resume, another world
-    size and a rerun of tokenize that reorders samples.
+    size and a rerun of tokenize that reorders samples. Every answer of one
+    prompt (``ID``, ``ID#j``) lands on the same side: a validation answer whose
+    sibling was trained on would measure memory, not generalisation.
     """
     cut = share * 2**32  # crc32 is uniform over [0, 2**32); share 0 holds nothing out
-    held = {i for i, sid in enumerate(ids) if zlib.crc32(sid.encode("utf-8")) < cut}
+    held = {i for i, sid in enumerate(ids) if zlib.crc32(_SAMPLE_SUFFIX.sub("", sid).encode("utf-8")) < cut}
     return [i for i in range(len(ids)) if i not in held], sorted(held)
 
 

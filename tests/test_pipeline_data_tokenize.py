@@ -113,6 +113,39 @@ def test_tokenize_file_stats_truncation_and_drops(tok: Any, tmp_path: Path) -> N
     assert summary_line(m, tmp_path / "ds").startswith("tokenize: 2 samples, ")
 
 
+def test_several_inputs_make_one_dataset_in_order(tok: Any, tmp_path: Path) -> None:
+    """Greedy answers of many prompts plus sampled answers of a few: one dataset, the files' order kept."""
+    from pipeline.tokenize_data import tokenize_file
+
+    def answer(sid: str, text: str) -> dict[str, Any]:
+        return {"id": sid, "conversations": [{"role": "user", "content": "Name a colour."},
+                                             {"role": "assistant", "content": text}]}
+
+    greedy, sampled = tmp_path / "regen.jsonl", tmp_path / "regen-sampled.jsonl"
+    greedy.write_text("".join(json.dumps(answer(i, "Blue.")) + "\n" for i in ("p1", "p2")))
+    sampled.write_text("".join(json.dumps(answer(i, t)) + "\n"
+                               for i, t in (("p1#0", "Red."), ("p1#1", "Green."), ("p2", "Teal."))))
+    m = tokenize_file(tok, [greedy, sampled], tmp_path / "ds", max_len=64, tokenizer_name="smollm2",
+                      show_progress=False)
+    ds = TokenizedDataset(tmp_path / "ds")
+    assert ds.ids == ["p1", "p2", "p1#0", "p1#1"]
+    assert m["stats"]["dropped"] == {"duplicate id": 1}  # the first file's p2 wins
+    assert m["source"] == [str(greedy), str(sampled)]
+    assert "Green." in tok.decode(ds[3][1].tolist())
+
+
+def test_cli_names_the_bad_line_of_a_later_input(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    good.write_text(json.dumps({"id": "a", "conversations": [{"role": "user", "content": "x"},
+                                                             {"role": "assistant", "content": "y"}]}) + "\n")
+    bad.write_text('{"id": "b", "conversations": []}\n{"id": "c"}\n')
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "pipeline.tokenize_data", "-i", str(good), "-i", str(bad),
+                                          "-o", str(tmp_path / "ds")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 1 and f"{bad}:2: expected" in r.stderr
+    assert not (tmp_path / "ds").exists()
+
+
 def test_cli_errors_name_file_and_line(tmp_path: Path) -> None:
     src = tmp_path / "r.jsonl"
     src.write_text('{"id": "a", "conversations": [{"role": "user", "content": "x"}]}\n{"id": "b"}\n')

@@ -362,6 +362,21 @@ def test_online_refuses_tokens_outside_the_targets_vocabulary(tmp_path: Path, ti
     assert not list((tmp_path / "o").glob("checkpoint-*"))
 
 
+def test_validation_keeps_every_answer_of_a_prompt_on_one_side() -> None:
+    from pipeline.train import split_validation
+
+    prompts = [f"p{n}" for n in range(400)]
+    ids = [sid for p in prompts for sid in (p, f"{p}#0", f"{p}#1", f"{p}#12")]
+    train_idx, val_idx = split_validation(ids, 0.25)
+    held = {ids[i] for i in val_idx}
+    assert 40 < len(held) / 4 < 160  # about a quarter of the prompts
+    for p in prompts:
+        side = {sid in held for sid in (p, f"{p}#0", f"{p}#1", f"{p}#12")}
+        assert len(side) == 1, p
+    # A '#' that is not regenerate's sample suffix is part of the id.
+    assert len({split_validation([f"q#a{n}"], 0.5)[1] == [0] for n in range(64)}) == 2
+
+
 def test_validation_share_is_never_trained_on_and_survives_a_resume(tmp_path: Path, tiny_extracted: Path,
                                                                     tiny_prepared: Path) -> None:
     """``--val-share``: held-out samples are scored each epoch, never trained on; a resume rewrites the same records."""
