@@ -97,6 +97,17 @@ def test_a_runner_death_the_server_answers_after_is_survived(tmp_path: Path) -> 
     assert "process-died" in _events(tmp_path, lines, kind="task").get("fatal", set())
 
 
+def test_a_death_that_announces_the_shutdown_is_not_survived_by_an_answer(tmp_path: Path) -> None:
+    # https://github.com/vllm-project/vllm/issues/31681 (the engine core died and the
+    # client shuts down), then an API server's 500 as in
+    # https://github.com/vllm-project/vllm/issues/17038: the engine is gone, whatever
+    # the API server still answers.
+    death = _row("vllm-31681-1")["text"]
+    answer = _row("vllm-17038-1")["text"].split("\n")[0]
+    assert "shutting down client" in death and '" 500 ' in answer
+    assert "process-died" in _events(tmp_path, [death, answer], kind="service").get("fatal", set())
+
+
 def test_a_runner_death_with_no_answer_after_stays_fatal(tmp_path: Path) -> None:
     # https://github.com/ollama/ollama/issues/1703: no request is answered after it.
     lines = _row("ollama-1703-1")["text"].split("\n")

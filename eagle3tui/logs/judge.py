@@ -471,6 +471,16 @@ _ENDING = re.compile(
 )
 
 
+# A death that announces the process's own way out ("..., shutting down client.",
+# "shutting down executor"): no later answer shows that the server outlived it.
+_GOING_DOWN = re.compile(r"\b(?:shutting down|shut ?down|exiting|aborting|stopping)\b", re.I)
+
+
+def announces_shutdown(text: str) -> bool:
+    """Whether a line says the process that wrote it is going down."""
+    return _GOING_DOWN.search(text[:600]) is not None
+
+
 def answered_request(text: str) -> bool:
     """Whether ``text`` is a server's access line for a request it answered, with any status.
 
