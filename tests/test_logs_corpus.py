@@ -31,9 +31,13 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (277 of 880 excerpts) at its measurement after round
-# seven (docs/logs.md); batch seven (rows 796-879) lowered it, so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.023, "benign_recognised": 0.537, "progress_recognised": 0.923}
+# The whole held-out split (323 of 986 excerpts) at its measurement after round
+# eight (docs/logs.md); batch eight (rows 880-985) lowered it, so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.532, "progress_recognised": 0.929}
+# ... its first 277 excerpts (rows 0-879) at their measurement after round eight
+# (round seven set 0.899 / 0.023 / 0.537 / 0.923; batch seven, rows 796-879, had lowered it) ...
+HELDOUT_880_ROWS = 880
+HELDOUT_880_FLOOR = {"fatal_recall": 0.899, "false_fatal": 0.017, "benign_recognised": 0.537, "progress_recognised": 0.923}
 # ... its first 251 excerpts (rows 0-795) keep the whole split's floor of round six
 # (round five set 0.888 / 0.013 / 0.571 / 0.911) ...
 HELDOUT_796_ROWS = 796
@@ -71,7 +75,7 @@ def rows(scorer: ModuleType) -> list[dict]:
 
 
 def test_corpus_is_real_labelled_and_split_by_the_recorded_seed(rows: list[dict]) -> None:
-    assert len(rows) >= 880
+    assert len(rows) >= 986
     assert len({r["id"] for r in rows}) == len(rows)
     url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     for r in rows:
@@ -127,6 +131,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_880_ROWS, HELDOUT_880_FLOOR),
         (HELDOUT_796_ROWS, HELDOUT_796_FLOOR),
         (HELDOUT_696_ROWS, HELDOUT_696_FLOOR),
         (HELDOUT_590_ROWS, HELDOUT_590_FLOOR),

@@ -89,6 +89,10 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     # "[INFO 2020-06-08 05:26:34] msg", "[INFO|2025-03-02 19:39:21] logger:157 >> msg"
     (re.compile(rf"\[({_LV})\s{_DATE}\s{_TIME}\]\s(.*)", re.S), 1, None, 2),
     (re.compile(rf"\[({_LV})\|{_DATE}\s{_TIME}\]\s([\w.]{{1,120}}:\d{{1,6}})\s>>\s(.*)", re.S), 1, 2, 3),
+    # "[WARNING | bitsandbytes.cextension]: msg": the level and the logger's name in one bracket
+    (re.compile(rf"\[({_LV})\s{{0,2}}\|\s{{0,2}}([\w.-]{{1,120}})\]:?\s(.*)", re.S), 1, 2, 3),
+    # oneCCL: "2025:05:14-06:28:49:(328476) |CCL_WARN| msg": the library's name joined to the level, between bars
+    (re.compile(rf"(?:\d[\d:.-]{{7,31}}(?::\(\d{{1,10}}\))?\s)?\|([A-Z][A-Z0-9]{{1,15}})_({_LV})\|\s?(.*)", re.S), 2, 1, 3),
     # glog / c10d / torch: "W0409 07:28:49.530000 1359 torch/x/api.py:719] msg",
     # "[W1206 18:44:12.7 ProcessGroupNCCL.cpp:4115] msg", "[E ProcessGroupNCCL.cpp:458] msg"
     (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,10}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),

@@ -75,6 +75,9 @@ class EtaTracker:
         self._intervals: list[float] = []
         self._first_interval: float | None = None
         self._armed = True
+        # The state of bars the stage left for another one (an epoch's bar while its
+        # validation bar runs): coming back to a bar resumes its intervals.
+        self._saved: dict[tuple[str, float | None], tuple] = {}
 
     def reset(self) -> None:
         """Forget the current bar (a new bar started)."""
@@ -84,6 +87,27 @@ class EtaTracker:
         self._intervals = []
         self._first_interval = None
         self.eta = None
+
+    def _following_unfinished_bar(self) -> bool:
+        """Whether the bar followed now has a total and has not reached it."""
+        return self._key is not None and self._key[1] is not None and self.eta is not None and not self.eta.done
+
+    def _save(self) -> None:
+        """Keep the followed bar's state, to resume it if the stage comes back to it."""
+        if self._key is None or self._key[1] is None:
+            return
+        self._saved.pop(self._key, None)
+        self._saved[self._key] = (self._t0, self._base, list(self._intervals), self._first_interval, self.eta,
+                                  self.phase, self.estimate_s, self._armed)
+        while len(self._saved) > 4:
+            del self._saved[next(iter(self._saved))]
+
+    def _restore(self, key: tuple[str, float | None]) -> None:
+        """Resume a bar left earlier (see :meth:`_save`)."""
+        (self._t0, self._base, intervals, self._first_interval, self.eta, self.phase, self.estimate_s,
+         self._armed) = self._saved.pop(key)
+        self._intervals = intervals
+        self._key = key
 
     @property
     def time_per_item(self) -> float | None:
@@ -96,6 +120,15 @@ class EtaTracker:
             return False
         # Not keyed by worker: tensor-parallel workers draw the same bar.
         key = (upd.desc, upd.total)
+        if key != self._key and upd.total is None and self._following_unfinished_bar():
+            # A counter without a total (an evaluation's metrics line, a trainer's
+            # log dict, "epoch=0 step=14 ...") projects nothing: it must not
+            # replace the bar that does, nor restart that bar's intervals.
+            return False
+        if key != self._key:
+            self._save()
+            if key in self._saved:
+                self._restore(key)
         if key != self._key or (self._base is not None and upd.n < self._base[1]):
             self.reset()
             self._key = key

@@ -81,6 +81,10 @@ _FATAL_WORDS = re.compile(
 # "Test NCCL failure common.cu:777 'unhandled system error'", "Check failed: x == y".
 _NATIVE_FAILURE = re.compile(
     r"\b(?:failure|FAILURE|Failure|failed)\s(?:at\s)?[\w./*-]{1,120}\.(?:c|cc|cpp|cu|cuh|h|hpp|rs|go):\d{1,6}\b|\bCheck failed:"
+    # an assertion macro at a source location: "src/llama.cpp:3504: GGML_ASSERT(x) failed",
+    # glibc's "prog: file.c:12: f: Assertion `x' failed." (assertions abort the process)
+    r"|\.(?:c|cc|cpp|cu|cuh|h|hpp):\d{1,6}:\s[^\n]{0,200}?(?:\b[A-Z][A-Z0-9_]{0,30}ASSERT\w{0,20}\(|\bAssertion\s)"
+    r"[^\n]{0,400}?\sfailed\b"
 )
 _NCCL_TRACE = re.compile(r"(?:^|\s)[\w./-]{1,120}\.(?:cc|cu|h|cpp):\d{1,6}\s->\s([1-9]\d{0,2})\b")
 _ERRORISH = re.compile(
@@ -153,6 +157,9 @@ _IGNORED_INPUT = re.compile(
 # A warning whose last word says what the program did with a bad input, and it goes
 # on: "2 duplicate labels removed", "ALTS creds ignored.", "3 corrupt images skipped".
 _DISCARDED = re.compile(r"\b(?:removed|skipped|ignored|dropped|discarded)\s?[.!]?\s*$")
+# A message that announces the lines after it: it ends with a colon, or with "the
+# following <things>" (pip's resolver report before its list of conflicts).
+_INTRODUCES_LIST = re.compile(r"(?::|\bthe following(?: [\w-]{1,30}){1,3}[.:]?)\s*$", re.I)
 # At WARNING level, a thing the program looked for and did not find: it goes on without it.
 _CANNOT_FIND = re.compile(r"\bcan(?:no|')t find\b", re.I)
 _SUBSTITUTION = re.compile(
@@ -464,6 +471,26 @@ _ENDING = re.compile(
 )
 
 
+# A death that announces the process's own way out ("..., shutting down client.",
+# "shutting down executor"): no later answer shows that the server outlived it.
+_GOING_DOWN = re.compile(r"\b(?:shutting down|shut ?down|exiting|aborting|stopping)\b", re.I)
+
+
+def announces_shutdown(text: str) -> bool:
+    """Whether a line says the process that wrote it is going down."""
+    return _GOING_DOWN.search(text[:600]) is not None
+
+
+def answered_request(text: str) -> bool:
+    """Whether ``text`` is a server's access line for a request it answered, with any status.
+
+    A 500 is an answer too: the server that wrote it is alive, whatever
+    failed inside it (``[GIN] ... | 500 | ... | POST "/api/generate"``).
+    """
+    body = text[:600]
+    return bool(_SERVING.search(body) or _ACCESS_FAILED.search(body) or "| 5" in body and _ACCESS_5XX.search(body))
+
+
 def next_step(text: str, sh: Shape | None = None) -> str | None:
     """What a line that follows an error says the process did next, if anything.
 
@@ -632,6 +659,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     #    a server prints that for one request's failure (uvicorn), so not there.
     final_report = text.startswith("Error: ") or not service and text.startswith("ERROR: ")
     if exc is None and level == "error" and not sh.source and final_report and len(body) > 2:
+        if _INTRODUCES_LIST.search(body[-120:]):
+            # A report that announces the lines after it ("... the source of the
+            # following dependency conflicts.", "... these files:") heads a list
+            # and is not the last word: what the process does after the list
+            # decides, as for any error line.
+            return make("warning", "error-line", held=True)
         return make("fatal", "top-level-error", pending=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):

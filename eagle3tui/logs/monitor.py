@@ -32,7 +32,8 @@ from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_an
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import (
-    Verdict, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback, next_step,
+    Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback,
+    next_step,
 )
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
@@ -1044,6 +1045,11 @@ class StageLogMonitor:
 
     def _next_step(self, rest: str, no: int) -> None:
         """A line read while an error is held or a failure pending: did the process go on?"""
+        if self.stage_kind == "service" and self._pending and answered_request(rest):
+            # A part of a server died (a model runner, a worker) and the server
+            # then answered a request, even with a 500: the server outlived it.
+            # Not a death that said the server itself is going down.
+            self._recovered(no, f"the server answered a request after it (line {no})", answered=True)
         step = next_step(rest)
         if step is None:
             return
@@ -1142,15 +1148,21 @@ class StageLogMonitor:
             return pv
         return v
 
-    def _recovered(self, no: int) -> None:
-        """A restart/retry line: recoverable failures just before it were survived."""
+    def _recovered(self, no: int, why: str | None = None, answered: bool = False) -> None:
+        """A restart/retry line (or ``why``): recoverable failures just before it were survived.
+
+        ``answered``: the evidence is a request the server answered, which says
+        nothing for a death that announced the server's own shutdown.
+        """
         keep: list[_Pending] = []
         for p in self._pending:
-            if p.recoverable and no - p.event.end_line <= _RECOVERY_LINES:
+            if (p.recoverable and no - p.event.end_line <= _RECOVERY_LINES
+                    and not (answered and announces_shutdown(p.event.text))):
                 ev = p.event
                 ev.kind = "warning"
                 ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
-                ev.explanation = f"Recovered: {p.event.explanation} A restart or retry followed (line {no})."
+                after = why or f"a restart or retry followed (line {no})"
+                ev.explanation = f"Recovered: {p.event.explanation} {after[:1].upper()}{after[1:]}."
                 ev.action = "None unless it keeps happening."
                 self._emit(ev)
             else:
