@@ -143,6 +143,40 @@ NOTICES = [
         "https://github.com/huggingface/huggingface_hub/pull/1067 https://github.com/huggingface/huggingface_hub/"
         "issues/4488",
     ),
+    (
+        "preload-ignored",
+        "\n".join([
+            "ERROR: ld.so: object '/usr/$LIB/bear/libexec.so' from LD_PRELOAD cannot be preloaded (cannot open "
+            "shared object file): ignored.",
+            "CC:  iperf3/iperf_server_api.c",
+            "ERROR: ld.so: object '/usr/$LIB/bear/libexec.so' from LD_PRELOAD cannot be preloaded (cannot open "
+            "shared object file): ignored.",
+            "CC:  iperf3/iperf_udp.c",
+        ]),
+        # the build goes on between the lines; a script goes on logging; "it is still fine for me"
+        "https://github.com/rizsotto/Bear/issues/582 https://github.com/yuxng/DA-RNN/issues/15 "
+        "https://github.com/tuanpham-dev/termux-ubuntu/issues/39",
+    ),
+    (
+        "preload-ignored",
+        "ERROR: ld.so: object '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4' from LD_PRELOAD cannot be preloaded "
+        "(cannot open shared object file): ignored.",
+        "https://github.com/Kron4ek/Conty/issues/25 https://github.com/nolanaatama/sd-1click-colab/issues/51",
+    ),
+    (
+        "preload-ignored",
+        "ERROR: ld.so: object 'libdynamorio.so' from LD_PRELOAD cannot be preloaded: ignored.",
+        "https://github.com/DynamoRIO/drmemory/issues/34",
+    ),
+    (
+        "xla-timer-notice",
+        "2025-02-10 16:44:23.346297: E external/xla/xla/stream_executor/cuda/cuda_timer.cc:86] Delay kernel timed "
+        "out: measured time has sub-optimal accuracy. There may be a missing warmup execution, please investigate "
+        "in Nsight Systems.",
+        # printed thousands of times during a run; the XLA change that prints it says it only lowers the accuracy
+        # of autotuning measurements
+        "https://github.com/tensorflow/tensorflow/issues/73487 https://github.com/openxla/xla/pull/9757",
+    ),
 ]
 
 
