@@ -1181,6 +1181,12 @@ class StageLogMonitor:
         upd = parse_progress(rest.strip(), worker)
         if upd is None:
             return
+        if upd.n is None and worker is None and seg[:1] == "[" and seg[1:2].isdigit():
+            # Peeling took a boosting round's number for a stamp ("[163]\tname0's
+            # multi_logloss: 0.33"): the whole record says which round it is.
+            whole = parse_progress(seg.strip(), worker)
+            if whole is not None and whole.n is not None:
+                upd = whole
         self.progress = upd
         self.progress_line = no
         if upd.metrics:

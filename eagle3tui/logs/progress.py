@@ -97,8 +97,9 @@ _FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:
 _DATE_THEN_TIME = re.compile(r"\s\d{1,2}:\d\d")
 # Time spent so far, said in words: "3.704867 seconds elapsed", "elapsed: 12.5s".
 _ELAPSED = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)\s?(?:seconds|secs?|s) elapsed\b|\belapsed:?\s(\d{1,9}(?:\.\d{1,9})?)\s?s\b")
-# A figure after its name in words: "Cost 2.261713", "Loss 0.31" (a decimal point: a count is no figure).
-_WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z]?[a-z]{2,20})\s{1,3}([-+]?\d{1,9}\.\d{1,12}(?:[eE][-+]?\d+)?)(?=[\s,|]|$)")
+# A figure after its capitalised name: "Cost 2.261713", "Loss 0.31" (a decimal point: a count is no
+# figure; a capital: "took 12.5 s" or "version 1.5" in a sentence is none either).
+_WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z][a-z]{1,20})\s{1,3}([-+]?\d{1,9}\.\d{1,12}(?:[eE][-+]?\d+)?)(?=[\s,|]|$)")
 # A table row that starts with its counter: "      0/89     5.61G   0.07745    0.0277 ..." (YOLO trainers
 # print one per epoch, the columns named once in a header above). The same shape, digit for digit, finds
 # such rows among a block's bytes and among line templates (digits zeroed), where no literal marks them.
