@@ -232,6 +232,8 @@ FIGURES = [
      "[3]:\tvalid's l2:0.000306984+0.000613968\tvalid's l1:0.000306984+0.000613968", 3, "round"),
     ("https://github.com/PaddlePaddle/Paddle/issues/5473",  # a counter word, then a named decimal figure
      "Pass 0, Batch 100, Cost 2.261713, {'classification_error_evaluator': 0.8359375}", 100, "batch"),
+    ("https://github.com/dmlc/xgboost/issues/240",  # a counter word and the time spent (corpus tune row xgboost-240-1)
+     "boosting round 0, 1 sec elapsed", 0, "round"),
     ("https://github.com/deepspeedai/DeepSpeed/issues/1825",  # DeepSpeed's timer prints epoch/step: no total
      "[2022-03-11 02:06:58,985] [INFO] [timer.py:189:stop] 0/40, SamplesPerSec=83.48609168106144, "
      "MemAllocated=0.26GB, MaxMemAllocated=9.02GB", None, None),
@@ -330,6 +332,7 @@ NOT_PROGRESS = [
     "0/1 GPUs available",  # a fraction leading words, not a row of numbers
     "  3/4  5",  # too few columns for a table row
     "12/31 23:59 job started",
+    "Time elapsed: 3s",  # time spent, no counter
 ]
 
 

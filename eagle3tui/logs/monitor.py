@@ -85,6 +85,7 @@ _PROGRESS_MARKERS = [
     b"/s)",
     b"Progress",
     b"Batch",  # "Pass 0, Batch 100, Cost 2.261713"
+    b"elapsed",  # a counter and the time spent: "boosting round 0, 1 sec elapsed"
     b"% complete",
     b"BLEU",
     b"bleu",

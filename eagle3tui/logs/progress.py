@@ -77,7 +77,7 @@ _BAR_PERCENT = re.compile(
     r"|(?:^|(?<=[\s:]))(\d{1,3}(?:\.\d{1,3})?)%\|[█▉▊▋▌▍▎▏#]{1,200}(?:\s{0,200}$|\s{0,200}\|)"
 )
 _SPACE_COUNTER = re.compile(
-    r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|batch|Iter|Iteration|Step|Epoch|Batch)\s{1,4}(\d{1,12})\b"
+    r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|batch|round|Iter|Iteration|Step|Epoch|Batch|Round)\s{1,4}(\d{1,12})\b"
 )
 _RATE = re.compile(
     r"(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
@@ -107,7 +107,7 @@ TABLE_ROW_START = re.compile(rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
                   "iteration": "iteration", "iterations": "iteration", "num_updates": "update", "epoch": "epoch",
-                  "batch": "batch"}
+                  "batch": "batch", "round": "round"}
 _PROGRESS_WORDS = ("epoch", "iter", "step", "batch", "sample", "shard", "chunk", "prompt", "progress", "training",
                    "train", "eval", "valid", "test", "loading", "download", "processed", "request", "example")
 # tqdm's "[elapsed<remaining, rate]" block: text glued after its "]" is a new message.
