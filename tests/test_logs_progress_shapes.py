@@ -14,6 +14,7 @@ notice between boosting rounds.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -392,3 +393,19 @@ def test_table_rows_found_in_both_scans(tmp_path: Path, filler_lines: int) -> No
     assert (filler_lines < 100) == (log.stat().st_size < 256 * 1024)
     _, mon = classify_log(log)
     assert mon.progress is not None and (mon.progress.n, mon.progress.total) == (7, 89)
+
+
+@pytest.mark.parametrize("hostile", [
+    "Aa 1.1e" + "1" * 5000 + "x",  # a long run of digits before no rate unit
+    "1" * 5000 + " s/x",
+    "Batch 1, Cost 1." + "2" * 5000 + "x",
+    " " * 40 + "1/2" + " 1" * 5000 + " x",  # a table row that turns out not to be one
+    "eta: " + "1 days, " * 5000,
+    "[1]:\t" + "a:1+" * 5000,
+    "elapsed 1 " * 5000,
+], ids=["digits-before-no-unit", "digits-before-s-slash", "long-decimal-figure", "row-that-is-not", "days",
+        "cv-round", "elapsed"])
+def test_hostile_inputs_stay_linear(hostile: str) -> None:
+    t = time.perf_counter()
+    parse_progress(hostile)
+    assert time.perf_counter() - t < 0.5

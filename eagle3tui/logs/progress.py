@@ -68,7 +68,9 @@ _COUNT_PERCENT = re.compile(
     r"|\((\d{1,3}(?:\.\d{1,3})?)\s?%\)\s{0,2}\(?(\d{1,12})\s{0,2}(?:/|of)\s{0,2}(\d{1,12})\b"
 )
 _VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?:?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%(?![\w|])")
-_SECONDS_PER = re.compile(r"(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
+# A number starts where no digit stands before it: a search then tries each run of
+# digits once, not once per digit (which is quadratic in a 5,000-digit run).
+_SECONDS_PER = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
 # A drawn bar and its percentage: "|-----| 2.0% Complete", "[#####     ] 45%"; or "45% complete".
 _BAR_PERCENT = re.compile(
     r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
@@ -80,7 +82,7 @@ _SPACE_COUNTER = re.compile(
     r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|batch|round|Iter|Iteration|Step|Epoch|Batch|Round)\s{1,4}(\d{1,12})\b"
 )
 _RATE = re.compile(
-    r"(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
+    r"(?<!\d)(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
     r"KiB|MiB|GiB|words?|images?|imgs?)/(?:sec|s)|tokens per second|samples per second)\b"
 )
 # A boosting library's evaluation record: the round in brackets, then its figures
