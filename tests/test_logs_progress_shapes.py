@@ -181,31 +181,31 @@ COUNTED = [
     # mmdet / mmengine / PaddleX: the inner counter of "[epoch][iter/total]"; a month/day stamp before
     # a time ("04/21 21:03:53", "02/04 22:46:24") is not it.
     ("https://github.com/open-mmlab/mmengine/pull/155",
-     "04/21 21:03:53 - mmengine - INFO - Epoch(train) [1][10/90]  lr: 1.000e-02  eta: 0:00:25  time: 0.010  "
-     "data_time: 0.000  memory: 0  loss: 11.4723", 10, 90),
+     ("04/21 21:03:53 - mmengine - INFO - Epoch(train) [1][10/90]  lr: 1.000e-02  eta: 0:00:25  time: 0.010  "
+     "data_time: 0.000  memory: 0  loss: 11.4723"), 10, 90),
     ("https://github.com/PaddlePaddle/PaddleX/issues/2884",
-     "[02/04 22:46:24] ppdet.engine.callbacks INFO: Epoch: [0] [2087/7312] learning_rate: 0.000029 loss: 4.504654 "
-     "eta: 67 days, 10:28:48 batch_cost: 0.1664 data_cost: 0.0034 ips: 96.1758 images/s", 2087, 7312),
+     ("[02/04 22:46:24] ppdet.engine.callbacks INFO: Epoch: [0] [2087/7312] learning_rate: 0.000029 loss: 4.504654 "
+     "eta: 67 days, 10:28:48 batch_cost: 0.1664 data_cost: 0.0034 ips: 96.1758 images/s"), 2087, 7312),
     ("https://github.com/open-mmlab/mmdetection/issues/2672",
-     "2020-05-08 18:56:16,649 - mmdet - INFO - Epoch [1][2400/7517]\tlr: 0.00125, eta: 4:33:09, time: 0.595, "
-     "data_time: 0.032, memory: 6836, loss: 0.4890", 2400, 7517),
+     ("2020-05-08 18:56:16,649 - mmdet - INFO - Epoch [1][2400/7517]\tlr: 0.00125, eta: 4:33:09, time: 0.595, "
+     "data_time: 0.032, memory: 6836, loss: 0.4890"), 2400, 7517),
     # fairseq: "N / M" after "epoch 001:" in a key=value line.
     ("https://github.com/facebookresearch/fairseq/issues/940",
-     "| epoch 001:    450 / 1891 loss=11.521, nll_loss=10.881, ppl=1886.05, wps=52922, ups=0.5, wpb=104928, "
-     "bsz=5325, num_updates=445, lr=8.90889e-05", 450, 1891),
+     ("| epoch 001:    450 / 1891 loss=11.521, nll_loss=10.881, ppl=1886.05, wps=52922, ups=0.5, wpb=104928, "
+     "bsz=5325, num_updates=445, lr=8.90889e-05"), 450, 1891),
     ("https://github.com/facebookresearch/fairseq/issues/301",
      "| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, gnorm=2.1427",
      2000, 8223),
     # YOLO: a row of numbers led by "epoch/last epoch"; a bar's count after the bar.
     ("https://github.com/ultralytics/yolov5/issues/2552",
-     "      7/89     5.61G   0.03593   0.01311  0.002465    0.0515         8       640     0.949    0.9141    "
-     "0.9534    0.6555   0.02349  0.006383 0.0007743", 7, 89),
+     ("      7/89     5.61G   0.03593   0.01311  0.002465    0.0515         8       640     0.949    0.9141    "
+     "0.9534    0.6555   0.02349  0.006383 0.0007743"), 7, 89),
     ("https://github.com/ultralytics/yolov5/pull/10314",
-     "        0/1      22.4G    0.07281    0.08384    0.06359        199        640: 100%|██████████| 1849/1849 "
-     "13:15", 1849, 1849),
+     ("        0/1      22.4G    0.07281    0.08384    0.06359        199        640: 100%|██████████| 1849/1849 "
+     "13:15"), 1849, 1849),
     ("https://github.com/NVIDIA-BioNeMo/bionemo-recipes/pull/740",
-     "Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | "
-     "global_step: 120 | reduced_train_loss: 1.233", 120, 149),
+     ("Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | "
+     "global_step: 120 | reduced_train_loss: 1.233"), 120, 149),
     ("https://github.com/karpathy/nanochat/pull/147",
      "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec: 529,882 | mfu: 74.13", 4, 21400),
 ]
@@ -220,11 +220,11 @@ def test_counter_with_total(url: str, line: str, n: int, total: int) -> None:
 # Counters without a total: a figure (the step, the round), never a fraction.
 FIGURES = [
     ("https://github.com/facebookresearch/detectron2/issues/3363",  # "08/14" is the date, not 8 of 14
-     "[08/14 10:26:13 d2.utils.events]:  eta: 0:43:51  iter: 6319  total_loss: 0.4072  loss_cls: 0.06762  "
-     "time: 0.4464  data_time: 0.0375  lr: 0.0003  max_mem: 1962M", 6319, "iter"),
+     ("[08/14 10:26:13 d2.utils.events]:  eta: 0:43:51  iter: 6319  total_loss: 0.4072  loss_cls: 0.06762  "
+     "time: 0.4464  data_time: 0.0375  lr: 0.0003  max_mem: 1962M"), 6319, "iter"),
     ("https://github.com/pytorch/torchtitan/pull/2389",  # the counter is the last word of its key
-     "[titan] 2026-02-24 19:46:17,508 - root - INFO - step:  4  loss:  7.62585  grad_norm: 26.6250  "
-     "memory: 66.91GiB(37.51%)  tps: 10,050  tflops: 314.71  mfu: 13.99%", 4, "step"),
+     ("[titan] 2026-02-24 19:46:17,508 - root - INFO - step:  4  loss:  7.62585  grad_norm: 26.6250  "
+     "memory: 66.91GiB(37.51%)  tps: 10,050  tflops: 314.71  mfu: 13.99%"), 4, "step"),
     ("https://github.com/AI-Hypercomputer/maxtext/issues/8",
      "completed step: 15107, seconds: 2.167, TFLOP/s: 36.722, loss: 2.191", 15107, "step"),
     ("https://github.com/scikit-learn/scikit-learn/pull/12807",  # elapsed time and the iteration it finished
@@ -236,8 +236,8 @@ FIGURES = [
     ("https://github.com/dmlc/xgboost/issues/240",  # a counter word and the time spent (corpus tune row xgboost-240-1)
      "boosting round 0, 1 sec elapsed", 0, "round"),
     ("https://github.com/deepspeedai/DeepSpeed/issues/1825",  # DeepSpeed's timer prints epoch/step: no total
-     "[2022-03-11 02:06:58,985] [INFO] [timer.py:189:stop] 0/40, SamplesPerSec=83.48609168106144, "
-     "MemAllocated=0.26GB, MaxMemAllocated=9.02GB", None, None),
+     ("[2022-03-11 02:06:58,985] [INFO] [timer.py:189:stop] 0/40, SamplesPerSec=83.48609168106144, "
+     "MemAllocated=0.26GB, MaxMemAllocated=9.02GB"), None, None),
 ]
 
 
@@ -358,8 +358,8 @@ def test_progress_then_death_is_fatal(tmp_path: Path) -> None:
     # A YOLO row, then the kernel's kill; an mmdet line, then the OOM.
     for text in [
         "      7/89     5.61G   0.03593   0.01311  0.002465    0.0515         8       640\nKilled",
-        "2020-05-08 18:56:16,649 - mmdet - INFO - Epoch [1][2400/7517]\tlr: 0.00125, eta: 4:33:09\n"
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        ("2020-05-08 18:56:16,649 - mmdet - INFO - Epoch [1][2400/7517]\tlr: 0.00125, eta: 4:33:09\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
     ]:
         assert log_verdict(tmp_path, text)[0] == "fatal", text
 
