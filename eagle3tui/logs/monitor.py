@@ -35,7 +35,7 @@ from eagle3tui.logs.judge import (
     Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback,
     next_step,
 )
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress, serving_figures, split_glued
+from eagle3tui.logs.progress import TABLE_ROW_START, ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
@@ -46,7 +46,8 @@ try:
 except ImportError:  # pragma: no cover
     _ahocorasick = None  # type: ignore[assignment]
 
-# Literals that every line parse_progress can use contains one of.
+# Literals that every line parse_progress can use contains one of, but for
+# table rows led by their counter (progress.TABLE_ROW_START), found by shape.
 _PROGRESS_MARKERS = [
     b"it/s",
     b"s/it",
@@ -83,6 +84,8 @@ _PROGRESS_MARKERS = [
     b"t/s",
     b"/s)",
     b"Progress",
+    b"Batch",  # "Pass 0, Batch 100, Cost 2.261713"
+    b"elapsed",  # a counter and the time spent: "boosting round 0, 1 sec elapsed"
     b"% complete",
     b"BLEU",
     b"bleu",
@@ -102,6 +105,7 @@ _PROGRESS_MARKERS = [
     b"/s\r",
     # a boosting round's evaluation record ("[12]\tvalid-auc:0.81", "[64]  train-rmse:1.66")
     b"]\t",
+    b"]:\t",  # LightGBM's cross-validation rounds ("[3]:\tvalid's l2:0.0003+0.0006")
     b"-rmse:",
     b"-auc:",
     b"logloss:",
@@ -139,11 +143,16 @@ class _Markers:
         self._rx = re.compile(b"|".join(re.escape(m) for m in _PROGRESS_MARKERS))
 
     def positions(self, data: bytes, start: int = 0) -> list[int]:
-        """Match positions (sorted) in ``data[start:]``."""
+        """Match positions (sorted) in ``data[start:]``; a table row counts at its start."""
         view = data[start:] if start else data
         if self._ac is not None:
-            return [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
-        return [m.start() + start for m in self._rx.finditer(view)]
+            got = [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
+        else:
+            got = [m.start() + start for m in self._rx.finditer(view)]
+        rows = [m.start() + start for m in TABLE_ROW_START.finditer(view)]
+        if rows:
+            got = sorted(got + rows)
+        return got
 
     def last_lines(self, data: bytes, k: int) -> list[int]:
         """Starts of the last ``k`` lines holding a marker, searching from the end."""
@@ -558,7 +567,7 @@ class StageLogMonitor:
         """Visit the interesting lines of ``data``; returns its line count."""
         if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
             if self._templates is None:
-                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS)
+                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, TABLE_ROW_START)
             if self._templates.usable:
                 # A block makes hundreds of thousands of short-lived objects
                 # (lines, events) and no cycles: the cyclic collector would
@@ -1173,6 +1182,12 @@ class StageLogMonitor:
         upd = parse_progress(rest.strip(), worker)
         if upd is None:
             return
+        if upd.n is None and worker is None and seg[:1] == "[" and seg[1:2].isdigit():
+            # Peeling took a boosting round's number for a stamp ("[163]\tname0's
+            # multi_logloss: 0.33"): the whole record says which round it is.
+            whole = parse_progress(seg.strip(), worker)
+            if whole is not None and whole.n is not None:
+                upd = whole
         self.progress = upd
         self.progress_line = no
         if upd.metrics:

@@ -59,13 +59,18 @@ _NUM_FIRST_METRIC = re.compile(
 # Counter shapes that need no metric name: an ETA field ("ETA: 0:01:23", "eta 2h 3m"), a
 # percentage of a count ("450/1000 (45%)", "45 of 100 (45.0%)"), an -ing verb's percentage
 # ("Downloading: 45%"), seconds per item ("3.21 s/it").
-_ETA_FIELD = re.compile(r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}(\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d+)?\s?[hms]\b)")
+_ETA_FIELD = re.compile(
+    r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}"
+    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d+)?\s?[hms]\b)"
+)
 _COUNT_PERCENT = re.compile(
     r"\b(\d{1,12})\s{0,2}(?:/|of|out of)\s{0,2}(\d{1,12})\b[^%\n]{0,24}?\(\s?(\d{1,3}(?:\.\d{1,3})?)\s?%\)"
     r"|\((\d{1,3}(?:\.\d{1,3})?)\s?%\)\s{0,2}\(?(\d{1,12})\s{0,2}(?:/|of)\s{0,2}(\d{1,12})\b"
 )
 _VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?:?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%(?![\w|])")
-_SECONDS_PER = re.compile(r"(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
+# A number starts where no digit stands before it: a search then tries each run of
+# digits once, not once per digit (which is quadratic in a 5,000-digit run).
+_SECONDS_PER = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
 # A drawn bar and its percentage: "|-----| 2.0% Complete", "[#####     ] 45%"; or "45% complete".
 _BAR_PERCENT = re.compile(
     r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
@@ -73,19 +78,38 @@ _BAR_PERCENT = re.compile(
     # tqdm's own left half, the rest cut at the terminal's width: "576: 100%|█"
     r"|(?:^|(?<=[\s:]))(\d{1,3}(?:\.\d{1,3})?)%\|[█▉▊▋▌▍▎▏#]{1,200}(?:\s{0,200}$|\s{0,200}\|)"
 )
-_SPACE_COUNTER = re.compile(r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|Iter|Iteration|Step|Epoch)\s{1,4}(\d{1,12})\b")
+_SPACE_COUNTER = re.compile(
+    r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|batch|round|Iter|Iteration|Step|Epoch|Batch|Round)\s{1,4}(\d{1,12})\b"
+)
 _RATE = re.compile(
-    r"(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
-    r"KiB|MiB|GiB)/s|tokens per second|samples per second|it/sec|samples/sec)\b"
+    r"(?<!\d)(\d+(?:\.\d+)?)\s{0,2}((?:it|step|steps|tok|toks|token|tokens|t|samples?|seq|img|images|B|kB|KB|MB|GB|"
+    r"KiB|MiB|GiB|words?|images?|imgs?)/(?:sec|s)|tokens per second|samples per second)\b"
 )
 # A boosting library's evaluation record: the round in brackets, then its figures
 # ("[64]\ttrain-rmse:1.665028", "[1620]\tcv_agg's l1: 0.598669",
 # "[3]\tvalidation_0-auc:0.489583\tvalidation_0-logloss:0.862967"): a counter and a metric.
-_ROUND_RECORD = re.compile(r"(?:^|(?<=\s))\[(\d{1,9})\]\s{1,12}(?=[A-Za-z_])")
+_ROUND_RECORD = re.compile(r"(?:^|(?<=\s))\[(\d{1,9})\]:?\s{1,12}(?=[A-Za-z_])")
 _ROUND_FIGURE = re.compile(
-    r"([A-Za-z_][\w.'-]{0,40}(?: [\w.'-]{1,20})?)\s{0,2}:\s{0,2}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?=\s|$)"
+    r"([A-Za-z_][\w.'-]{0,40}(?: [\w.'-]{1,20})?)\s{0,2}:\s{0,2}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+    # cross-validation prints the mean and its spread: "0.000307+0.000614"
+    r"(?:\+(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)?(?=\s|$)"
 )
 _FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:-])")
+# A month/day stamp is no counter: "04/21 21:03:53 - mmengine - ...", "[08/14 10:26:13 d2.utils.events]".
+_DATE_THEN_TIME = re.compile(r"\s\d{1,2}:\d\d")
+# Time spent so far, said in words: "3.704867 seconds elapsed", "elapsed: 12.5s".
+_ELAPSED = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)\s?(?:seconds|secs?|s) elapsed\b|\belapsed:?\s(\d{1,9}(?:\.\d{1,9})?)\s?s\b")
+# A figure after its capitalised name: "Cost 2.261713", "Loss 0.31" (a decimal point: a count is no
+# figure; a capital: "took 12.5 s" or "version 1.5" in a sentence is none either).
+_WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z][a-z]{1,20})\s{1,3}([-+]?\d{1,9}\.\d{1,12}(?:[eE][-+]?\d+)?)(?=[\s,|]|$)")
+# A table row that starts with its counter: "      0/89     5.61G   0.07745    0.0277 ..." (YOLO trainers
+# print one per epoch, the columns named once in a header above). The same shape, digit for digit, finds
+# such rows among a block's bytes and among line templates (digits zeroed), where no literal marks them.
+TABLE_ROW_START = re.compile(rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d]")
+# Counter words, as a line names them: the unit the counter counts.
+_COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
+                  "iteration": "iteration", "iterations": "iteration", "num_updates": "update", "epoch": "epoch",
+                  "batch": "batch", "round": "round"}
 _PROGRESS_WORDS = ("epoch", "iter", "step", "batch", "sample", "shard", "chunk", "prompt", "progress", "training",
                    "train", "eval", "valid", "test", "loading", "download", "processed", "request", "example")
 # tqdm's "[elapsed<remaining, rate]" block: text glued after its "]" is a new message.
@@ -364,6 +388,13 @@ def _parse_kv(s: str) -> ProgressUpdate | None:
     if not any(_metric_key(k) for k in metrics):
         return None  # a configuration dump ("max_epochs=1", "max_tokens=61"), not figures
     upd = ProgressUpdate(desc="metrics", metrics=metrics, source="metrics")
+    if "/" in s:
+        # "| epoch 001:    450 / 1891 loss=11.521, ...": the counter a progress word names.
+        frac = _find_fraction(s, False)
+        if frac is not None:
+            upd.n, upd.total = frac
+            upd.unit = "it"
+            return upd
     for k in ("step", "global_step", "iter", "iteration"):
         if k in metrics:
             upd.n = metrics[k]
@@ -449,8 +480,12 @@ def _metric_key(key: str) -> str | None:
 
 
 def _duration(tok: str) -> float | None:
-    """Seconds in ``1:23``, ``0:01:23``, ``45s``, ``2.5 m``, ``3h``."""
+    """Seconds in ``1:23``, ``0:01:23``, ``45s``, ``2.5 m``, ``3h``, ``1 day, 18:57:37``."""
     tok = tok.strip()
+    if "day" in tok:
+        days, _, clock = tok.partition(" ")
+        rest = parse_clock(clock.partition(",")[2])
+        return int(days) * 86400.0 + rest if days.isdigit() and rest is not None else None
     if ":" in tok:
         return parse_clock(tok)
     v, rest = _num(tok)
@@ -483,6 +518,51 @@ def _round_record(s: str) -> ProgressUpdate | None:
     return ProgressUpdate(desc="metrics", n=float(m.group(1)), unit="round", metrics=metrics, source="metrics")
 
 
+def _find_fraction(s: str, have_figures: bool) -> tuple[float, float] | None:
+    """The counter ``n/total`` of a free-form line, or None.
+
+    A fraction counts when a progress word stands just before it
+    (``epoch 001:    450 / 1891``, ``Epoch [1][2400/7517]``), when it opens a
+    drawn bar (``32/768 [>.....]``) or follows one (``100%|███| 1849/1849``),
+    or when the line carries figures. A month/day stamp before a time
+    (``04/21 21:03:53``) and a fraction past its total are no counter.
+    """
+    low = s.lower()
+    for fm in _FRACTION.finditer(s):
+        a, b = int(fm.group(1)), int(fm.group(2))
+        if b == 0 or a > b:
+            continue
+        end = fm.end()
+        after = s[end : end + 2]
+        if (len(fm.group(1)) == 2 and len(fm.group(2)) == 2 and _DATE_THEN_TIME.match(s, end)):
+            continue
+        near = low[max(0, fm.start() - 40) : fm.start()]
+        if after.startswith((" [", "]", " |", "|")) and ("[" in after or any(w in near for w in _PROGRESS_WORDS)):
+            return float(a), float(b)
+        if have_figures or any(w in near for w in _PROGRESS_WORDS) or ("%|" in near and near.rstrip().endswith("|")):
+            return float(a), float(b)
+    return None
+
+
+def _table_row(s: str) -> ProgressUpdate | None:
+    """A row of numbers led by its counter (``  7/89  5.61G  0.0359 ... 640``), or None.
+
+    Every column after the counter must be a number (an SI or ``%`` suffix
+    allowed); at least three of them, so a lone ``3/4 5`` is not one.
+    """
+    toks = s.split()
+    if len(toks) < 4 or len(toks) > 64:
+        return None
+    a, sep, b = toks[0].partition("/")
+    if not (sep and a.isdigit() and b.isdigit()) or int(b) == 0 or int(a) > int(b):
+        return None
+    for tok in toks[1:]:
+        v, rest = _num(tok)
+        if v is None or rest not in ("", "%", "B"):
+            return None
+    return ProgressUpdate(desc="progress", n=float(a), total=float(b), source="metrics")
+
+
 def _parse_figures(s: str) -> ProgressUpdate | None:
     """Metric pairs, rates and counters in a free-form line.
 
@@ -500,6 +580,10 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         rec = _round_record(s)
         if rec is not None:
             return rec
+    if s[:1] in " \t0123456789" and "/" in s:
+        row = _table_row(s)
+        if row is not None:
+            return row
     metrics: dict[str, float] = {}
     counters: dict[str, float] = {}
     for m in _PAIR.finditer(s):
@@ -509,15 +593,38 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         if kind is None:
             continue
         val = _to_float(m.group(2).replace(",", ""))
-        (metrics if kind == "metric" else counters)[key] = val
+        if kind == "counter":
+            # "root - INFO - step: 4", "completed step: 15107": the counter is the last word.
+            last = key.rsplit(" ", 1)[-1].lower()
+            if last in _COUNTER_UNITS:
+                key = last
+            counters[key] = val
+        else:
+            metrics[key] = val
     for m in _SPACE_METRIC.finditer(s):
         metrics.setdefault(m.group(1), _to_float(m.group(2)))
     if "/s" in s or "loss" in s or "LR" in s or "lr" in s or "FLOPS" in s or "ppl" in s or "acc" in s:
         for m in _NUM_FIRST_METRIC.finditer(s):
             metrics.setdefault(m.group(2), _to_float(m.group(1)))
-    if metrics:
+    elapsed = None
+    if "elapsed" in s:
+        em = _ELAPSED.search(s)
+        if em:
+            elapsed = float(em.group(1) or em.group(2))
+    if metrics or elapsed is not None:
         for m in _SPACE_COUNTER.finditer(s):
             counters.setdefault(m.group(1).lower(), float(m.group(2)))
+    elif "." in s:
+        # "Pass 0, Batch 100, Cost 2.261713": a counter word and its number, then a
+        # decimal figure after its name; a counter alone ("at step 500.") is no figure.
+        spaced = {m.group(1).lower(): float(m.group(2)) for m in _SPACE_COUNTER.finditer(s)}
+        if spaced:
+            for m in _WORD_FIGURE.finditer(s):
+                if m.group(1).lower() not in _COUNTER_UNITS:
+                    metrics.setdefault(m.group(1), _to_float(m.group(2)))
+            if metrics:
+                for k, v in spaced.items():
+                    counters.setdefault(k, v)
     rate = None
     unit = "it"
     rm = _RATE.search(s)
@@ -525,19 +632,9 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         rate = float(rm.group(1))
         unit = rm.group(2).split("/")[0].split(" ")[0]
     n = total = None
-    low = s.lower()
-    for fm in _FRACTION.finditer(s):
-        a, b = int(fm.group(1)), int(fm.group(2))
-        after = s[fm.end() : fm.end() + 2]
-        if b == 0 or a > b:
-            continue
-        near = low[max(0, fm.start() - 40) : fm.start()]
-        if after.startswith((" [", "]", " |", "|")) and ("[" in after or any(w in near for w in _PROGRESS_WORDS)):
-            n, total = float(a), float(b)
-            break
-        if any(w in near for w in _PROGRESS_WORDS) or metrics:
-            n, total = float(a), float(b)
-            break
+    frac = _find_fraction(s, bool(metrics))
+    if frac is not None:
+        n, total = frac
     if rate is None and "s/" in s:
         sm = _SECONDS_PER.search(s)
         if sm and float(sm.group(1)) > 0:
@@ -566,14 +663,15 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
             return None
         # A lone counter ("> working on iteration: 10", "global_step = 9").
     upd = ProgressUpdate(desc="metrics", metrics={**counters, **metrics}, source="metrics", rate=rate, unit=unit,
-                         remaining_s=remaining)
+                         remaining_s=remaining, elapsed_s=elapsed)
     if total is not None:
         upd.n, upd.total = n, total
     else:
         for k, v in counters.items():
-            if k.lower() in ("step", "global_step", "iteration", "iter", "num_updates", "epoch", "batch"):
+            unit_name = _COUNTER_UNITS.get(k.lower())
+            if unit_name is not None:
                 upd.n = v
-                upd.unit = k.lower()
+                upd.unit = unit_name
                 break
     if serving_figures(upd.metrics):
         upd.source = "throughput"  # a server's live figures, like vLLM's throughput line

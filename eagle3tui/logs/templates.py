@@ -25,6 +25,7 @@ digit's *value* can matter:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,8 +254,10 @@ INERT = ""
 class TemplateIndex:
     """Templates of a rule set's candidate lines (see module doc)."""
 
-    def __init__(self, rules: RuleSet, markers: list[bytes] | None = None) -> None:
-        """``markers``: literals of progress lines (no digits), to find the last of them by template."""
+    def __init__(self, rules: RuleSet, markers: list[bytes] | None = None,
+                 progress_shape: re.Pattern[bytes] | None = None) -> None:
+        """``markers``: literals of progress lines (no digits), to find the last of them by template;
+        ``progress_shape``: a pattern of progress lines no literal marks (digits match it zeroed too)."""
         self.rules = rules
         self.usable = _ahocorasick is not None and rules.accelerated and not rules.has_unkeyed
         # The automaton depends on the rule set only: built once per set.
@@ -268,6 +271,7 @@ class TemplateIndex:
         # Templates holding a progress marker (a digit-free literal occurs in
         # a template exactly where it occurs in each of its lines).
         self.progress: set[bytes] = set()
+        self._shape = progress_shape
         self._markers = (
             _ahocorasick.BytesAhoCorasick(markers) if markers and _ahocorasick is not None else None
         )
@@ -348,6 +352,9 @@ class TemplateIndex:
         markers = self._markers
         if markers is not None:
             self.progress.update(t for t in templates if markers.find_matches_as_indexes(t))
+        shape = self._shape
+        if shape is not None:
+            self.progress.update(t for t in templates if shape.match(t))
         ac = self._ac
         assert ac is not None
         norm_rules = self._norm_rules
