@@ -117,6 +117,32 @@ class Pipeline:
 
 
 
+def log_events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
+    """Rules by event kind for ``lines`` classified as a whole log (``eagle3tui classify``)."""
+    from eagle3tui.logs.offline import classify_log
+
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
+    out: dict[str, set[str]] = {}
+    for e in events:
+        out.setdefault(e.kind, set()).add(e.rule)
+    return out
+
+
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus" / "corpus.jsonl"
+
+
+def corpus_tune_row(row_id: str) -> dict:
+    """One row of the real-log corpus; tune split only, since held-out rows never build a change."""
+    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["id"] == row_id:
+            assert row["split"] == "tune", row_id
+            return row
+    raise AssertionError(f"{row_id} is not in the corpus")
+
+
 def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
     """The most serious event kind of ``text`` classified as a whole log (``eagle3tui classify``), and its rules."""
     from eagle3tui.logs.offline import classify_log

@@ -8,23 +8,11 @@ row) and against a real line of the same family that is not harmless.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import log_verdict
-
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus" / "corpus.jsonl"
-
-
-def _tune_text(row_id: str) -> str:
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row["id"] == row_id:
-            assert row["split"] == "tune", row_id  # held-out rows never build a change
-            return row["text"]
-    raise AssertionError(f"{row_id} is not in the corpus")
+from tests.conftest import corpus_tune_row, log_verdict
 
 
 @pytest.mark.parametrize(
@@ -40,7 +28,7 @@ def _tune_text(row_id: str) -> str:
     ],
 )
 def test_a_known_harmless_notice_is_benign(tmp_path: Path, row_id: str, rule: str) -> None:
-    top, rules = log_verdict(tmp_path, _tune_text(row_id))
+    top, rules = log_verdict(tmp_path, corpus_tune_row(row_id)["text"])
     assert (top, rule in rules) == ("benign", True), (top, rules)
 
 

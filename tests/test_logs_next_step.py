@@ -21,7 +21,8 @@ import pytest
 
 from eagle3tui.logs.judge import next_step
 from eagle3tui.logs.monitor import StageLogMonitor
-from eagle3tui.logs.offline import classify_log
+from tests.conftest import log_events
+
 
 # https://github.com/benoitc/gunicorn/issues/3233: the arbiter reports a worker's
 # exit, then boots its replacement.
@@ -63,17 +64,6 @@ VLLM_STATS = (
 )
 
 
-def _events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
-    """Rules by event kind for ``lines`` classified as a whole log (``eagle3tui classify``)."""
-    log = tmp_path / "x.log"
-    log.write_text("\n".join(lines) + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    out: dict[str, set[str]] = {}
-    for e in events:
-        out.setdefault(e.kind, set()).add(e.rule)
-    return out
-
-
 # -- the successor reader --------------------------------------------------
 
 
@@ -104,46 +94,46 @@ def test_next_step_reads_the_line_after(line: str, step: str | None) -> None:
 
 
 def test_worker_exit_then_a_new_worker_boots_is_survived(tmp_path: Path) -> None:
-    got = _events(tmp_path, GUNICORN_3233, "service")
+    got = log_events(tmp_path, GUNICORN_3233, "service")
     assert "fatal" not in got
     assert "service-survived" in got["warning"]
 
 
 def test_worker_exit_with_nothing_after_stays_fatal(tmp_path: Path) -> None:
     # counter-example: the same exit, no replacement booted
-    got = _events(tmp_path, GUNICORN_3233[:3], "service")
+    got = log_events(tmp_path, GUNICORN_3233[:3], "service")
     assert got.get("fatal") == {"nonzero-exit"}
 
 
 def test_error_then_the_server_goes_on_is_harmless(tmp_path: Path) -> None:
-    got = _events(tmp_path, LLAMA_27374, "service")
+    got = log_events(tmp_path, LLAMA_27374, "service")
     assert got.get("benign") == {"error-went-on"} and "warning" not in got and "fatal" not in got
 
 
 def test_error_with_nothing_after_stays_a_warning(tmp_path: Path) -> None:
     # counter-example: the same line alone; nothing says what came next
-    got = _events(tmp_path, LLAMA_27374[:1], "service")
+    got = log_events(tmp_path, LLAMA_27374[:1], "service")
     assert got == {"warning": {"error-line"}}
 
 
 def test_error_then_the_process_is_stopped_is_fatal(tmp_path: Path) -> None:
-    got = _events(tmp_path, SGLANG_22511, "service")
+    got = log_events(tmp_path, SGLANG_22511, "service")
     assert got.get("fatal") == {"error-then-ended"}
 
 
 def test_health_check_failures_without_the_stop_stay_warnings(tmp_path: Path) -> None:
-    got = _events(tmp_path, SGLANG_22511[:4], "service")
+    got = log_events(tmp_path, SGLANG_22511[:4], "service")
     assert "fatal" not in got and got["warning"] == {"error-line"}
 
 
 def test_error_then_progress_is_harmless(tmp_path: Path) -> None:
-    got = _events(tmp_path, [LLAMA_27374[0], VLLM_STATS], "service")
+    got = log_events(tmp_path, [LLAMA_27374[0], VLLM_STATS], "service")
     assert "error-went-on" in got["benign"] and "warning" not in got
 
 
 def test_a_crash_followed_by_shutdown_lines_stays_fatal(tmp_path: Path) -> None:
     # the lines after a crash are the process ending, not carrying on
-    got = _events(tmp_path, TGI_1795, "service")
+    got = log_events(tmp_path, TGI_1795, "service")
     assert "process-died" in got["fatal"]
 
 
@@ -155,13 +145,13 @@ def test_an_uncaught_exception_followed_by_info_lines_stays_fatal(tmp_path: Path
         "2023-07-24T02:39:20.704663Z  INFO text_generation_launcher: Loading shards",
         "2023-07-24T02:39:20.781260Z  INFO text_generation_launcher: Waiting for shard 1 to be ready",
     ]
-    got = _events(tmp_path, lines, "task")
+    got = log_events(tmp_path, lines, "task")
     assert "uncaught-exception" in got.get("fatal", set())
 
 
 def test_an_oom_is_fatal_whatever_follows(tmp_path: Path) -> None:
     lines = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", GUNICORN_3233[3], VLLM_STATS]
-    got = _events(tmp_path, lines, "task")
+    got = log_events(tmp_path, lines, "task")
     assert "oom" in got.get("fatal", set())
 
 

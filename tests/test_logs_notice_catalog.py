@@ -10,14 +10,12 @@ two tune rows of the corpus carry one of its notices and are checked too.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import log_verdict
+from tests.conftest import corpus_tune_row, log_verdict
 
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus" / "corpus.jsonl"
 
 # (rule, real line as posted, the threads it was posted in)
 NOTICES = [
@@ -195,15 +193,6 @@ def test_a_catalogued_notice_is_benign_in_a_service_too(tmp_path: Path) -> None:
             assert (top, rule in rules) == ("benign", True), (text, top, rules)
 
 
-def _tune_text(row_id: str) -> str:
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row["id"] == row_id:
-            assert row["split"] == "tune", row_id  # held-out rows never build a change
-            return row["text"]
-    raise AssertionError(f"{row_id} is not in the corpus")
-
-
 @pytest.mark.parametrize(
     "row_id",
     [
@@ -213,7 +202,7 @@ def _tune_text(row_id: str) -> str:
     ],
 )
 def test_the_tune_rows_with_a_catalogued_notice_are_benign(tmp_path: Path, row_id: str) -> None:
-    top, rules = log_verdict(tmp_path, _tune_text(row_id))
+    top, rules = log_verdict(tmp_path, corpus_tune_row(row_id)["text"])
     assert (top, rules) == ("benign", {"cpu-threads-notice"}), (top, rules)
 
 

@@ -10,36 +10,12 @@ where the telling part differs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from eagle3tui.logs.anatomy import shape
 from eagle3tui.logs.eta import EtaTracker
-from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.progress import parse_progress
-
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus" / "corpus.jsonl"
-
-
-def _row(row_id: str) -> dict:
-    """One corpus row (tune split only: held-out rows are never used to build a change)."""
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row["id"] == row_id:
-            assert row["split"] == "tune", row_id
-            return row
-    raise AssertionError(f"{row_id} is not in the corpus")
-
-
-def _events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
-    """Rules by event kind for ``lines`` classified as a whole log (``eagle3tui classify``)."""
-    log = tmp_path / "x.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    out: dict[str, set[str]] = {}
-    for e in events:
-        out.setdefault(e.kind, set()).add(e.rule)
-    return out
+from tests.conftest import corpus_tune_row, log_events
 
 
 # -- who is talking: two more header shapes -----------------------------------
@@ -47,7 +23,7 @@ def _events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, s
 
 def test_a_level_and_logger_in_one_bracket_is_a_header() -> None:
     # https://github.com/nvidia-cosmos/cosmos-predict1/issues/35
-    sh = shape(_row("cosmos-predict1-35-1")["text"])
+    sh = shape(corpus_tune_row("cosmos-predict1-35-1")["text"])
     assert (sh.level, sh.source) == ("warning", "bitsandbytes.cextension")
     assert sh.body.startswith("The installed version of bitsandbytes")
     # The "[LEVEL|time] logger:line >> msg" header keeps its own reading.
@@ -58,7 +34,7 @@ def test_a_level_and_logger_in_one_bracket_is_a_header() -> None:
 
 def test_a_library_level_between_bars_is_a_header() -> None:
     # https://github.com/intel/torch-xpu-ops/issues/1663 (oneCCL)
-    lines = _row("torch-xpu-ops-1663-2")["text"].split("\n")
+    lines = corpus_tune_row("torch-xpu-ops-1663-2")["text"].split("\n")
     sh = shape(lines[1])
     assert (sh.level, sh.source) == ("warning", "CCL")
     assert sh.body.startswith("did not find MPI-launcher specific variables")
@@ -71,20 +47,20 @@ def test_a_library_level_between_bars_is_a_header() -> None:
 
 def test_pips_resolver_report_before_its_list_is_not_a_final_error(tmp_path: Path) -> None:
     # https://github.com/johschmitz/blender-driving-scenario-creator/issues/28
-    lines = _row("blender-driving-scenario-creator-28-1")["text"].split("\n")
-    got = _events(tmp_path, lines)
+    lines = corpus_tune_row("blender-driving-scenario-creator-28-1")["text"].split("\n")
+    got = log_events(tmp_path, lines)
     assert "fatal" not in got
     # Held, then judged: the resolver's report is a known notice (builtin rule, added after round eight).
     assert "pip-resolver-notice" in got.get("benign", set())
     # A held report heading a list still ends fatal when the process fails after it:
     # https://github.com/Nextomics/NextDenovo/issues/114
-    assert "fatal" in _events(tmp_path, _row("nextdenovo-114-1")["text"].split("\n"))
+    assert "fatal" in log_events(tmp_path, corpus_tune_row("nextdenovo-114-1")["text"].split("\n"))
 
 
 def test_pips_final_report_stays_fatal(tmp_path: Path) -> None:
     # https://github.com/rob-smallshire/eseries/issues/4
-    lines = _row("eseries-4-1")["text"].split("\n")
-    assert "top-level-error" in _events(tmp_path, lines).get("fatal", set())
+    lines = corpus_tune_row("eseries-4-1")["text"].split("\n")
+    assert "top-level-error" in log_events(tmp_path, lines).get("fatal", set())
 
 
 # -- a server that answers after a part of it died ------------------------------
@@ -93,12 +69,12 @@ def test_pips_final_report_stays_fatal(tmp_path: Path) -> None:
 def test_a_runner_death_the_server_answers_after_is_survived(tmp_path: Path) -> None:
     # https://github.com/ollama/ollama/issues/9685: the model runner is killed,
     # the server answers the request (500) and goes on.
-    lines = _row("ollama-9685-1")["text"].split("\n")
-    got = _events(tmp_path, lines, kind="service")
+    lines = corpus_tune_row("ollama-9685-1")["text"].split("\n")
+    got = log_events(tmp_path, lines, kind="service")
     assert "fatal" not in got
     assert "service-survived" in got["warning"]
     # The same lines in a task: nothing serves, the death stays fatal.
-    assert "process-died" in _events(tmp_path, lines, kind="task").get("fatal", set())
+    assert "process-died" in log_events(tmp_path, lines, kind="task").get("fatal", set())
 
 
 def test_a_death_that_announces_the_shutdown_is_not_survived_by_an_answer(tmp_path: Path) -> None:
@@ -106,16 +82,16 @@ def test_a_death_that_announces_the_shutdown_is_not_survived_by_an_answer(tmp_pa
     # client shuts down), then an API server's 500 as in
     # https://github.com/vllm-project/vllm/issues/17038: the engine is gone, whatever
     # the API server still answers.
-    death = _row("vllm-31681-1")["text"]
-    answer = _row("vllm-17038-1")["text"].split("\n")[0]
+    death = corpus_tune_row("vllm-31681-1")["text"]
+    answer = corpus_tune_row("vllm-17038-1")["text"].split("\n")[0]
     assert "shutting down client" in death and '" 500 ' in answer
-    assert "process-died" in _events(tmp_path, [death, answer], kind="service").get("fatal", set())
+    assert "process-died" in log_events(tmp_path, [death, answer], kind="service").get("fatal", set())
 
 
 def test_a_runner_death_with_no_answer_after_stays_fatal(tmp_path: Path) -> None:
     # https://github.com/ollama/ollama/issues/1703: no request is answered after it.
-    lines = _row("ollama-1703-1")["text"].split("\n")
-    assert "process-died" in _events(tmp_path, lines, kind="service").get("fatal", set())
+    lines = corpus_tune_row("ollama-1703-1")["text"].split("\n")
+    assert "process-died" in log_events(tmp_path, lines, kind="service").get("fatal", set())
 
 
 # -- an assertion macro at a source location aborts ------------------------------
@@ -123,15 +99,15 @@ def test_a_runner_death_with_no_answer_after_stays_fatal(tmp_path: Path) -> None
 
 def test_an_assertion_at_a_source_location_is_fatal(tmp_path: Path) -> None:
     # https://github.com/ggml-org/llama.cpp/issues/9170
-    lines = _row("llama.cpp-9170-1")["text"].split("\n")
-    assert "native-check-failed" in _events(tmp_path, lines, kind="service").get("fatal", set())
+    lines = corpus_tune_row("llama.cpp-9170-1")["text"].split("\n")
+    assert "native-check-failed" in log_events(tmp_path, lines, kind="service").get("fatal", set())
 
 
 def test_a_failed_lookup_without_a_source_location_stays_harmless(tmp_path: Path) -> None:
     # https://github.com/ggml-org/llama.cpp/issues/14506: the backends are linked
     # in already; "failed to find ggml_backend_init" names no source location.
-    lines = _row("llama.cpp-14506-1")["text"].split("\n")
-    got = _events(tmp_path, lines, kind="service")
+    lines = corpus_tune_row("llama.cpp-14506-1")["text"].split("\n")
+    got = log_events(tmp_path, lines, kind="service")
     assert "fatal" not in got
     assert got.get("benign")
 

@@ -14,19 +14,8 @@ import pytest
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, shape
 from eagle3tui.logs.monitor import StageLogMonitor
-from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.progress import parse_progress
-
-
-def _events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
-    """Rules by event kind for ``lines`` classified as a whole log (``eagle3tui classify``)."""
-    log = tmp_path / "x.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    out: dict[str, set[str]] = {}
-    for e in events:
-        out.setdefault(e.kind, set()).add(e.rule)
-    return out
+from tests.conftest import log_events
 
 
 # -- a library's or the interpreter's own verdict in the line's prefix -----
@@ -41,9 +30,9 @@ LIBFABRIC_975 = [
 
 def test_a_library_prefix_before_fatal_is_the_library_giving_up(tmp_path: Path) -> None:
     assert shape(LIBFABRIC_975[1]).level == "fatal"
-    assert "fatal-level" in _events(tmp_path, LIBFABRIC_975).get("fatal", set())
+    assert "fatal-level" in log_events(tmp_path, LIBFABRIC_975).get("fatal", set())
     # The same prefix before Warning stays an optional driver that is absent.
-    assert _events(tmp_path, LIBFABRIC_975[:1]) == {"benign": {"optional-missing"}}
+    assert log_events(tmp_path, LIBFABRIC_975[:1]) == {"benign": {"optional-missing"}}
 
 
 @pytest.mark.parametrize(
@@ -60,7 +49,7 @@ def test_a_library_prefix_before_fatal_is_the_library_giving_up(tmp_path: Path) 
 )
 def test_the_interpreter_saying_it_cannot_run_the_program_is_fatal(tmp_path: Path, line: str) -> None:
     assert shape(line).source == INTERPRETER_SOURCE
-    assert _events(tmp_path, [line]) == {"fatal": {"interpreter-failed"}}
+    assert log_events(tmp_path, [line]) == {"fatal": {"interpreter-failed"}}
 
 
 @pytest.mark.parametrize(
@@ -77,7 +66,7 @@ def test_lines_that_only_name_the_interpreter_stay_as_they_were(
     tmp_path: Path, line: str, expected: dict[str, set[str]]
 ) -> None:
     assert shape(line).source != INTERPRETER_SOURCE
-    assert _events(tmp_path, [line]) == expected
+    assert log_events(tmp_path, [line]) == expected
 
 
 # -- counter shapes of progress --------------------------------------------
@@ -92,16 +81,16 @@ XGB_ROUND = (
 
 
 def test_a_rate_that_ends_the_line_is_progress(tmp_path: Path) -> None:
-    assert _events(tmp_path, OLLAMA_1806) == {"progress": {"progress"}}
+    assert log_events(tmp_path, OLLAMA_1806) == {"progress": {"progress"}}
     # A line without a rate is no progress: the marker is the "/s" at the end.
-    assert _events(tmp_path, ["eval count:           120 token(s)"]) == {}
+    assert log_events(tmp_path, ["eval count:           120 token(s)"]) == {}
 
 
 def test_a_boosting_rounds_evaluation_record_is_progress(tmp_path: Path) -> None:
     upd = parse_progress("[64]        train-rmse:1.665028 valid-rmse:1.7")
     assert upd is not None and upd.n == 64 and upd.unit == "round"
     assert upd.metrics == {"train-rmse": 1.665028, "valid-rmse": 1.7}
-    assert _events(tmp_path, [XGB_ROUND]) == {"progress": {"progress"}}
+    assert log_events(tmp_path, [XGB_ROUND]) == {"progress": {"progress"}}
 
 
 @pytest.mark.parametrize(
@@ -129,14 +118,14 @@ GRPC_FORK = (
 
 
 def test_a_warning_or_error_level_in_the_header_is_judged_by_what_it_says(tmp_path: Path) -> None:
-    assert _events(tmp_path, RAY_UNKNOWN_SETTING) == {"benign": {"fallback"}}
-    assert _events(tmp_path, [GRPC_FORK]) == {"benign": {"fallback"}}
+    assert log_events(tmp_path, RAY_UNKNOWN_SETTING) == {"benign": {"fallback"}}
+    assert log_events(tmp_path, [GRPC_FORK]) == {"benign": {"fallback"}}
     # The same headers over a real failure stay a failure worth reading.
     failed = GRPC_FORK.replace("Other threads are currently calling into gRPC, skipping fork() handlers",
                                "Connect failed: Connection refused")
-    assert _events(tmp_path, [failed]) == {"warning": {"error-line"}}
+    assert log_events(tmp_path, [failed]) == {"warning": {"error-line"}}
     # An I-level Ray line stays plain information.
-    assert _events(tmp_path, RAY_UNKNOWN_SETTING[1:]) == {}
+    assert log_events(tmp_path, RAY_UNKNOWN_SETTING[1:]) == {}
 
 
 # -- an OS call's failure, then what the process does next ------------------
@@ -151,12 +140,12 @@ BOA_589 = [
 
 
 def test_an_os_error_the_process_carries_on_after_is_harmless(tmp_path: Path) -> None:
-    assert _events(tmp_path, BOA_589) == {"benign": {"error-went-on"}}
+    assert log_events(tmp_path, BOA_589) == {"benign": {"error-went-on"}}
     # Alone it is an error worth reading; followed by the process ending, it ended it.
-    assert _events(tmp_path, BOA_589[:2]) == {"warning": {"error-line"}}
-    assert _events(tmp_path, [*BOA_589[:2], "Aborting: stopping the job"]).get("fatal") == {"error-then-ended"}
+    assert log_events(tmp_path, BOA_589[:2]) == {"warning": {"error-line"}}
+    assert log_events(tmp_path, [*BOA_589[:2], "Aborting: stopping the job"]).get("fatal") == {"error-then-ended"}
     # A wrapped line's tail (https://github.com/bytedance/byteps/issues/313) is no error of its own.
-    assert _events(tmp_path, [": No such file or directory"]) == {}
+    assert log_events(tmp_path, [": No such file or directory"]) == {}
 
 
 # -- a warning that reports a failure waits for what comes next -------------
@@ -173,8 +162,8 @@ REDIS_1836 = [
 
 
 def test_an_error_looking_warning_the_server_goes_on_after_is_harmless(tmp_path: Path) -> None:
-    assert _events(tmp_path, REDIS_1836, "service") == {"benign": {"error-went-on"}}
-    assert _events(tmp_path, REDIS_1836[:1], "service") == {"warning": {"python-warning"}}
+    assert log_events(tmp_path, REDIS_1836, "service") == {"benign": {"error-went-on"}}
+    assert log_events(tmp_path, REDIS_1836[:1], "service") == {"warning": {"python-warning"}}
 
 
 def _append(path: Path, *lines: str) -> None:
@@ -206,10 +195,10 @@ YOLO_10314 = "train: WARNING ⚠️ /data/coco/images/train2017/000000099844.jpg
 
 def test_a_warning_that_says_what_it_discarded_is_harmless(tmp_path: Path) -> None:
     assert shape(YOLO_10314).level == "warning"
-    assert _events(tmp_path, [YOLO_10314]) == {"benign": {"fallback"}}
+    assert log_events(tmp_path, [YOLO_10314]) == {"benign": {"fallback"}}
     # The same component warning about something it did not handle stays a warning.
     kept = "train: WARNING ⚠️ Cache directory /data/coco is not writeable, cache not saved."
-    assert _events(tmp_path, [kept]) == {"warning": {"python-warning"}}
+    assert log_events(tmp_path, [kept]) == {"warning": {"python-warning"}}
 
 
 # -- a setting named like a metric ------------------------------------------
@@ -225,7 +214,7 @@ MEGATRON_ITER = (
 
 def test_the_loss_scale_is_a_setting_not_a_loss(tmp_path: Path) -> None:
     assert parse_progress(METASEQ_SCALER.split(" | ", 3)[3]) is None
-    assert _events(tmp_path, [METASEQ_SCALER]) == {}
+    assert log_events(tmp_path, [METASEQ_SCALER]) == {}
     upd = parse_progress(MEGATRON_ITER)
     assert upd is not None and upd.n == 5427 and upd.total == 250000
     figures = parse_progress("learning rate: 2.999E-04 | loss scale: 1.0 | grad norm: 1.2 |")
