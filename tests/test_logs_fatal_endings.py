@@ -1,13 +1,33 @@
-"""Last words of processes, from public issue threads none of the corpus uses.
+"""Fatal endings: how programs in any language announce that they are ending.
 
-Each entry: (url, kind, label, text). ``label`` is what a person reading the
-excerpt concludes (``fatal``: the process or job ends; anything else: it does
-not). Text is as posted, with trailing whitespace trimmed and markdown
-decoration (``**``) removed. Collected on 2026-12-01 to measure fatal recall on
-logs nobody here had seen, before any change (docs/logs.md, "Fatal endings").
+The excerpts below are last words of processes posted in public issue threads
+(URL beside each), none of them in the corpus, collected to measure fatal
+recall on logs nobody here had seen before any change: C++'s terminate and
+what(), Rust panics, Node's heap death, the JVM's uncaught exception, Go's
+panics and runtime signal records, glog's Check failed, bus errors, illegal
+instructions, SIGILL in gdb, slurm time limits and srun's verdicts, a parent's
+CalledProcessError, an IDE's "Process finished with exit code 137", shells
+reporting a job killed by a signal (zsh, bash, the zh locale), torchrun's
+exitcode, mpirun's "exited on signal", the kernel's OOM killer, Kubernetes
+states, NVRM, prefixed Python tracebacks (docs/logs.md, "Fatal endings").
+Text is as posted, trailing whitespace trimmed and markdown ``**`` removed.
+
+Counter-examples must not become fatal: real lines that look like last words
+and are not (a Go server recovering a handler's panic, Node's unhandled-rejection
+*warning* quoting "Exited with code 1", a request handler's logged assertion,
+exit code 0, an exception Python 2 reports as ignored), and the new structures'
+own near misses (an ignored make error, exit status 0, a thread's uncaught
+exception in a server that goes on serving, a worker's death that is restarted).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eagle3tui.logs.offline import classify_log
+from tests.conftest import log_verdict
 
 FATAL: list[tuple[str, str, str]] = [
     # -- C++: terminate / what() / abort ---------------------------------
@@ -285,3 +305,141 @@ NOT_FATAL: list[tuple[str, str, str, str]] = [
      "Exception TypeError: \"'NoneType' object is not callable\" in <bound method PS6000.__del__ of "
      "<ps6000.PS6000 object at 0x07279E90>> ignored"),
 ]
+
+
+def _events(tmp_path: Path, text: str, kind: str) -> list:
+    log = tmp_path / "x.log"
+    log.write_text(text + "\n")
+    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
+    return events
+
+
+@pytest.mark.parametrize(("url", "kind", "text"), FATAL, ids=[f"{i}-{u.split('/')[4]}" for i, (u, _, _) in enumerate(FATAL)])
+def test_fresh_last_words_are_fatal(tmp_path: Path, url: str, kind: str, text: str) -> None:
+    verdict, rules = log_verdict(tmp_path, text, kind)
+    assert verdict == "fatal", (url, verdict, rules)
+
+
+@pytest.mark.parametrize(
+    ("url", "kind", "label", "text"), NOT_FATAL, ids=[f"{i}-{u.split('/')[4]}" for i, (u, _, _, _) in enumerate(NOT_FATAL)]
+)
+def test_fresh_lines_that_are_not_last_words(tmp_path: Path, url: str, kind: str, label: str, text: str) -> None:
+    # ``label`` is what a reader concludes; the promise tested is that none of them pages anyone.
+    verdict, rules = log_verdict(tmp_path, text, kind)
+    assert verdict != "fatal", (url, label, verdict, rules)
+
+
+def test_fresh_set_is_fresh_and_wide() -> None:
+    import json
+
+    corpus = Path(__file__).parent / "fixtures" / "corpus" / "corpus.jsonl"
+    used = {json.loads(line)["url"] for line in corpus.read_text().splitlines() if line.strip()}
+    urls = [u for u, _, _ in FATAL] + [u for u, _, _, _ in NOT_FATAL]
+    assert not used & set(urls)
+    assert len(FATAL) >= 60
+    assert len({"/".join(u.split("/")[3:5]) for u, _, _ in FATAL}) >= 55
+
+
+# -- which structure recognised it -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # the shell's report of a job a signal ended: zsh's form, a script's "line N: pid", after a bar
+        ("zsh: segmentation fault  python ./hash.py", "shell-job-died"),
+        ("9it [00:04,  2.30it/s]zsh: segmentation fault  python3 mobilenet/train.py", "shell-job-died"),
+        ("./train.sh: line 26:  5032 Aborted                 (core dumped) python testAttentionMask.py 0", "crash-signal"),
+        ("./run.sh: line 3:  977 Floating point exception  ./a.out", "shell-job-died"),
+        # the Go runtime's signal record (printed only when a panic crashes the program)
+        ("[signal 0xc0000005 code=0x0 addr=0x20 pc=0x9a92c7]", "crash-signal"),
+        ("[signal SIGSEGV: segmentation violation code=0x1 addr=0x28 pc=0x1385f7c]", "crash-signal"),
+        # an exit status in brackets, bare after "exited with", make's verdict
+        ("Worker with PID 88666 exited unexpectedly (code -9).", "nonzero-exit"),
+        ("Exec lifecycle hook (x) for Container \"c\" in Pod \"p\" failed - error: command 'x' exited with 137: , message: ''",
+         "nonzero-exit"),
+        ("make: *** [Makefile:18: start] Error 2", "nonzero-exit"),
+        # the JVM's uncaught exception whose class has no message
+        ('Exception in thread "main" java.lang.NullPointerException', "uncaught-exception"),
+        # the zh locale's "(core dumped)"
+        ("浮点数例外 (核心已转储)", "crash-signal"),
+    ],
+)
+def test_structure_that_recognised_it(tmp_path: Path, text: str, rule: str) -> None:
+    verdict, rules = log_verdict(tmp_path, text)
+    assert (verdict, rules) == ("fatal", {rule})
+
+
+def test_critical_in_brackets_is_the_programs_fatal_level(tmp_path: Path) -> None:
+    # https://github.com/Bogdanp/dramatiq/issues/333: the level alone says it, whatever the words.
+    verdict, _ = log_verdict(tmp_path, "[CRITICAL] Broker connection lost for good. Shutting down...")
+    assert verdict == "fatal"
+
+
+# -- near misses of the new structures: not fatal ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        # make's report of a recipe error it was told to ignore ("-cmd"): no "***", "(ignored)"
+        ("task", "make: [Makefile:18: clean] Error 1 (ignored)"),
+        # exit status 0 in every new form
+        ("task", "Worker with PID 88666 exited (code 0)."),
+        ("task", "command 'x' exited with 0"),
+        ("task", "Process finished with exit code 0"),
+        # a percentage is no exit status
+        ("task", "sampling exited with 95% of the budget left"),
+        # the shell warns and goes on; a word after "line N:" that is no pid
+        ("task", "bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8)"),
+        ("task", "config.yaml: line 12: unknown key 'lr_sched', using the default"),
+        # "zsh:" with no signal's name: the shell says something else
+        ("task", "zsh: correct 'pyhton' to 'python' [nyae]? y"),
+        # Node's warning about a rejection whose error says a child exited
+        ("service", "(node:77) UnhandledPromiseRejectionWarning: Error: Exited with code 3"),
+        # Python's warnings module quoting an exception
+        ("task", "/x/y.py:10: UserWarning: RuntimeError: worker exited with code 1 is retried"),
+    ],
+)
+def test_near_misses_are_not_fatal(tmp_path: Path, kind: str, text: str) -> None:
+    verdict, rules = log_verdict(tmp_path, text, kind)
+    assert verdict != "fatal", (verdict, rules)
+
+
+def test_thread_exception_in_a_server_that_goes_on_serving_is_not_fatal(tmp_path: Path) -> None:
+    # A JVM server's worker thread dies of an exception nobody caught; the server answers the next
+    # requests. The same header for the main thread, followed by nothing, ends the program.
+    served = "\n".join(
+        [
+            'Exception in thread "pool-1-thread-3" java.lang.IllegalStateException: stream closed',
+            "\tat com.example.Handler.run(Handler.java:42)",
+            '127.0.0.1 - - [01/Dec/2026:05:00:01 +0000] "GET /health HTTP/1.1" 200 2',
+            '127.0.0.1 - - [01/Dec/2026:05:00:02 +0000] "POST /v1/chat HTTP/1.1" 200 512',
+        ]
+    )
+    verdict, rules = log_verdict(tmp_path, served, "service")
+    assert verdict != "fatal", (verdict, rules)
+    ended = 'Exception in thread "main" java.lang.IllegalStateException: stream closed\n\tat Main.main(Main.java:9)'
+    assert log_verdict(tmp_path, ended, "task")[0] == "fatal"
+
+
+def test_worker_death_with_status_in_brackets_restarted_is_not_fatal(tmp_path: Path) -> None:
+    # A manager's report of a worker's death, then its replacement booting: the service survived.
+    restarted = "\n".join(
+        [
+            "[2026-12-01 05:00:00 +0000] [9] [ERROR] Worker with PID 88666 exited unexpectedly (code -9).",
+            "[2026-12-01 05:00:00 +0000] [9] [INFO] Booting worker with pid: 88700",
+        ]
+    )
+    verdict, rules = log_verdict(tmp_path, restarted, "service")
+    assert verdict != "fatal", (verdict, rules)
+    alone = restarted.splitlines()[0]
+    assert log_verdict(tmp_path, alone, "service")[0] == "fatal"
+
+
+def test_events_name_the_line_that_ended_it(tmp_path: Path) -> None:
+    # https://github.com/ml-explore/mlx/issues/341: the death is glued after a progress bar and
+    # followed by a harmless warning; the fatal event is on the death's line.
+    text = next(t for u, _, t in FATAL if u.endswith("ml-explore/mlx/issues/341"))
+    fatal = [e for e in _events(tmp_path, text, "task") if e.kind == "fatal"]
+    assert [(e.line, e.rule) for e in fatal] == [(1, "shell-job-died")]
