@@ -266,6 +266,16 @@ FATAL: list[tuple[str, str, str]] = [
      "/Users/bento/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: "
      "resource_tracker: There appear to be 1 leaked semaphore objects to clean up at shutdown\n"
      "  warnings.warn('resource_tracker: There appear to be %d '"),
+    # -- added after the change (scored by both trees: docs/logs.md) ----------------------------------
+    ("https://github.com/sgl-project/sglang/issues/2812", "service",
+     "[2025-01-25 21:59:48 TP0] Prefill batch. #new-seq: 12, #new-token: 295, #cached-token: 1680, cache hit rate: "
+     "73.52%, token usage: 0.21, #running-req: 990, #queue-req: 0\n"
+     "[2025-01-25 21:59:49] DetokenizerManager hit an exception: Traceback (most recent call last):\n"
+     "  File \"XXX/python/sglang/srt/managers/detokenizer_manager.py\", line 224, in run_detokenizer_process\n"
+     "    manager.event_loop()\n"
+     "  File \"XXX/python/sglang/srt/managers/detokenizer_manager.py\", line 158, in event_loop\n"
+     "    s = self.decode_status[recv_obj.rids[i]]\n"
+     "KeyError: 'dc49ad867dc144249f59f4e85c7229cd'"),
 ]
 
 # Lines that look like last words and are not: the process goes on, or ends well.
