@@ -44,6 +44,8 @@ _OUTER = [
     re.compile(r"\[\d{1,10}\]\s"),
     # "stdout: " / "stderr: " from some launchers
     re.compile(r"std(?:out|err):\s"),
+    # Node's process tag before its warnings: "(node:8484) UnhandledPromiseRejectionWarning: ..."
+    re.compile(r"\(node:\d{1,10}\)\s"),
     # an application tag in brackets before a timestamp: "[titan] 2025-03-12 11:10:21,603 - root - ..."
     # (a level word in brackets is the header itself: "[ERROR] 2021-05-11 12:06:27,882 msg")
     re.compile(rf"\[(?!(?:{_LV_WORDS})\])[A-Za-z][\w.-]{{0,30}}\]\s(?=\d{{2,4}}[-/]\d\d[-/]\d{{2,4}}\s)"),
@@ -145,7 +147,7 @@ _INTERPRETER = re.compile(
 INTERPRETER_SOURCE = "python-interpreter"
 # A bare leading level word: "WARNING: apex ...", " [WARNING]  async_io ...", "Warning: ...", "warning: failed to mlock"
 _BARE_LEVEL = re.compile(
-    r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
+    r"\s{0,4}(?:\[(WARNING|WARN|ERROR|INFO|Warning|Error|FATAL|CRITICAL)\]:?|(WARNING|WARN|ERROR|INFO|Warning|Error|warning|error|FATAL|Fatal):)"
     r"\s{1,6}(.*)",
     re.S,
 )

@@ -64,9 +64,17 @@ _LAUNCHER_KILL = re.compile(
 )
 _NONZERO_EXIT = re.compile(
     r"\b(?:exit(?:ed|s)?|return(?:ed|s)?|failed)\s(?:with\s)?(?:a\s)?(?:non-?zero|(?:return\s|exit\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b)"
-    r"|\bnon-?zero (?:exit|return) (?:code|status)\b|\bexit ?code\s{0,4}:\s{0,4}-?[1-9]",
+    r"|\bnon-?zero (?:exit|return) (?:code|status)\b|\bexit ?code\s{0,4}:\s{0,4}-?[1-9]"
+    # the status in brackets after the verb: "Worker with PID 88666 exited unexpectedly (code -9)"
+    r"|\bexit(?:ed|s)?\b[^.;:()\n]{0,30}\(\s?(?:exit\s|return\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\s?\)"
+    # the bare status after "exited with": "command 'x' exited with 137: , message: ''"
+    r"|\bexited with -?[1-9]\d{0,3}\b(?!\s?%)"
+    # make's verdict on a recipe ("make: *** [Makefile:18: start] Error 2"); an ignored one has no "***"
+    r"|\*\*\* \[[^\]\n]{1,200}\] Error [1-9]\d{0,3}\b",
     re.I,
 )
+# An exception that ended a thread, as the JVM reports it: 'Exception in thread "main" java.lang.OutOfMemoryError: ...'.
+_JAVA_UNCAUGHT = re.compile(r'Exception in thread "[^"\n]{1,100}" ')
 _FATAL_WORDS = re.compile(
     r"\bfatal error\b|\bFatal Python error\b|\bunrecoverable\b|\bcannot continue\b|\bcan no longer\b|"
     r"\bterminate called after throwing\b|\bcaught a segfault\b|\bsegmentation fault\b|\bhas crashed\b|"
@@ -198,7 +206,7 @@ _GATES: dict[str, tuple[str, ...]] = {
     "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed", "signaled",
              "signalled", "failed to ", "backoff", "errimagepull", "shut down", "shutdown"),
     "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler", "mpi_abort"),
-    "nonzero": ("code", "status", "zero"),
+    "nonzero": ("code", "status", "zero", "exited with", "*** ["),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
               "segfault", "segmentation fault", "has crashed", "panicked at", "command not found", "***",
               "exception raised from", "signal", "watchdog"),
@@ -262,10 +270,13 @@ _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid trit
 # The distributed runtime's own C++ error level precedes a failure of the job.
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
 # Families that report a death, whatever level they are logged at.
-_DEATH_FAMILIES = frozenset({"vllm-engine-dead", "crash-signal", "killed", "torchrun-child-failed", "container-failed"})
+_DEATH_FAMILIES = frozenset(
+    {"vllm-engine-dead", "crash-signal", "killed", "shell-job-died", "torchrun-child-failed", "container-failed"}
+)
 # Families that break the process or the device for every later request.
 _ENGINE_FAMILIES = frozenset(
-    {"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "disk-full", "torchrun-child-failed", "container-failed"}
+    {"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "shell-job-died", "disk-full", "torchrun-child-failed",
+     "container-failed"}
 )
 
 
@@ -573,15 +584,23 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "nccl-info")
         return _from_rule(rule) if rule is not None and rkind == "info" else None
     # 4. A process of the job died or was killed; a launcher kills ranks.
-    if g & G_LAUNCHER and _LAUNCHER_KILL.search(body):
+    #    Not in a line whose own class is a warning ("(node:1) UnhandledPromiseRejectionWarning:
+    #    Error: Exited with code 1"): the death it quotes is the subject of an error it reports
+    #    and goes on from (the pack's death families still count, below).
+    deaths = 0 if sh.category else g
+    if deaths & G_LAUNCHER and _LAUNCHER_KILL.search(body):
         return make("fatal", "launcher-kill", recoverable=level == "warning")
-    if g & G_DIED and _DIED.search(body) and not (g & G_FALLBACK and _FALLBACK.search(body)):
+    if deaths & G_DIED and _DIED.search(body) and not (g & G_FALLBACK and _FALLBACK.search(body)):
         return make("fatal", "process-died", recoverable=level == "warning" or service)
-    if g & G_NONZERO and _NONZERO_EXIT.search(body):
+    if deaths & G_NONZERO and _NONZERO_EXIT.search(body):
         # A server's manager restarts a worker that exited (gunicorn, Ray
         # Serve): as for a death, fatal unless a restart follows.
         return make("fatal", "nonzero-exit", recoverable=level == "warning" or service)
     exc = exception_line(body)
+    if exc is None and body.startswith('Exception in thread "'):
+        # The JVM's report of an exception nothing caught: the class follows the thread's name.
+        m = _JAVA_UNCAUGHT.match(body)
+        exc = exception_line(body[m.end() :]) if m else None
     # 5. Fatal by level or by the program's own words.
     if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith(_FATAL_HEADS):
         return make("fatal", "fatal-level") if rkind != "fatal" else _from_rule(rule)
@@ -666,6 +685,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             # decides, as for any error line.
             return make("warning", "error-line", held=True)
         return make("fatal", "top-level-error", pending=True)
+    if exc is not None and sh.category:
+        # A warning that quotes an error ("UnhandledPromiseRejectionWarning: Error: ..."):
+        # the program rates what happened a warning and goes on.
+        return make("warning", "python-warning")
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
             return make("warning", "request-failed")
