@@ -1,0 +1,240 @@
+"""The notice catalog, round two: harmless notices of the stacks the first catalog left out.
+
+Same method as tests/test_logs_notice_catalog.py: each builtin rule after the comment "Notice
+catalog, round two" in eagle3tui/logs/builtin_rules.toml is checked on real lines posted in
+public threads (URLs beside each case) where the notice is followed by normal work or a
+maintainer calls it harmless; where a notice is about something that can really fail, the
+real failure is checked to stay fatal, and look-alikes that are not the notice are checked
+not to be taken for it. The rules were written from public threads, not from the corpus; one
+tune row carries one of the notices and is checked too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import corpus_tune_row, log_verdict
+
+
+# (rule, real line(s) as posted, the threads they were posted in)
+NOTICES = [
+    (
+        "tf-layout-optimizer-notice",
+        "2023-08-09 13:10:29.937931: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:954] layout failed: "
+        "INVALID_ARGUMENT: Size of values 0 does not match size of permutation 4 @ fanin shape insequential_2/"
+        "dropout/dropout/SelectV2-2-TransposeNHWCToNCHW-LayoutOptimizer",
+        # "the fit method runs successfully even with this error popping up in the logs"
+        "https://github.com/tensorflow/tensorflow/issues/61324 https://github.com/tensorflow/tensorflow/issues/41949",
+    ),
+    (
+        "tf-layout-optimizer-notice",
+        "E0000 00:00:1755238054.678694  705922 meta_optimizer.cc:967] layout failed: INVALID_ARGUMENT: Size of "
+        "values 0 does not match size of permutation 4 @ fanin shape insequential_2/dropout_1/stateless_dropout/"
+        "SelectV2-2-TransposeNHWCToNCHW-LayoutOptimizer",
+        # "Although the GAN continues to run"
+        "https://github.com/tensorflow/tensorflow/issues/98985",
+    ),
+    (
+        "tf-layout-optimizer-notice",
+        "E tensorflow/core/grappler/optimizers/meta_optimizer.cc:502] layout failed: Invalid argument: size of "
+        "values 0 does not match size of permutation 4.",
+        "https://github.com/tensorflow/tensorflow/issues/34499",
+    ),
+    (
+        "tf-end-of-sequence-notice",
+        "\n".join([
+            "2024-05-23 10:15:02.410200: W tensorflow/core/framework/local_rendezvous.cc:404] Local rendezvous is "
+            "aborting with status: OUT_OF_RANGE: End of sequence",
+            "\t [[{{node IteratorGetNext}}]]",
+            "927/927 ━━━━━━━━━━━━━━━━━━━━ 2s 2ms/step - loss: 1.0546",
+        ]),
+        # the epoch completes after it; "it seems to be working though and just act as a warning"; the fix
+        # that removes the log says the program flow is correct (https://github.com/tensorflow/tensorflow/pull/64679)
+        "https://github.com/tensorflow/tensorflow/issues/62963 https://github.com/tensorflow/tensorflow/issues/68593",
+    ),
+    (
+        "xla-ptxas-driver-notice",
+        "\n".join([
+            "2024-02-15 14:18:20.201828: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The NVIDIA driver's "
+            "CUDA version is 12.2 which is older than the ptxas CUDA version (12.3.107). Because the driver is older "
+            "than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation. You "
+            "should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.",
+            "Array(1, dtype=int32, weak_type=True)",
+        ]),
+        # the computation returns its result right after it; "While this is not a blocking issue"
+        "https://github.com/jax-ml/jax/issues/19821 https://github.com/google/brax/issues/488",
+    ),
+    (
+        "xla-ptxas-driver-notice",
+        "The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version (12.6.85). Because "
+        "the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow "
+        "down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward "
+        "compatibility packages.",
+        "https://github.com/jax-ml/jax/issues/25718 https://github.com/YoshitakaMo/localcolabfold/issues/126",
+    ),
+    (
+        "keras-compiled-metrics-notice",
+        "\n".join([
+            ">>>> Saving latest basic model to: checkpoints/ghostnetv1_w1.3_s2_basic_model_latest.h5",
+            "WARNING:tensorflow:Compiled the loaded model, but the compiled metrics have yet to be built. "
+            "`model.compile_metrics` will be empty until you train or evaluate the model.",
+        ]),
+        # the maintainer: "I had the same warning" in all experiments; a save goes on ("Assets written")
+        "https://github.com/HamadYA/GhostFaceNets/issues/41 https://github.com/OlafenwaMoses/ImageAI/issues/810",
+    ),
+    (
+        "keras-compiled-metrics-notice",
+        "WARNING:absl:Compiled the loaded model, but the compiled metrics have yet to be built. "
+        "`model.compile_metrics` will be empty until you train or evaluate the model.",
+        "https://github.com/AntoninLeroy/wine_label_reader_toolkit/issues/3 "
+        "https://github.com/stratosphereips/StratosphereLinuxIPS/issues/851",
+    ),
+    (
+        "postgres-starting-up-notice",
+        "\n".join(["FATAL:  the database system is starting up"] * 3),
+        # a maintainer: "it's a replay of the WAL logs. It should clear up when it's finished applying"; during a
+        # container's first start it "floods the container logs with errors, and makes it look like the app is
+        # broken"
+        "https://github.com/patroni/patroni/issues/402 https://github.com/OpenRailAssociation/osrd/pull/4916",
+    ),
+    (
+        "postgres-starting-up-notice",
+        "Jan 25 11:46:27 ip-10-21-1-69.ap-southeast-2.compute.internal sh[6467]: 2016-01-25 11:46:27 UTC FATAL:  "
+        "the database system is starting up",
+        "https://github.com/deis/deis/issues/4797 https://github.com/ddev/ddev/issues/3617",
+    ),
+    (
+        "uvicorn-invalid-request-notice",
+        "\n".join([
+            "INFO:     Uvicorn running on http://127.0.0.1:8403 (Press CTRL+C to quit)",
+            "WARNING:  Invalid HTTP request received.",
+            '2025-03-26 15:41:57.733 | INFO     | provision.api.auth:auth_course_request:15 - <Request GET '
+            '/sso/customer/auth>',
+            'INFO:     127.0.0.1:50843 - "GET /sso/customer/auth HTTP/1.1" 200 OK',
+        ]),
+        # the next request is served; maintainers: "not critical at all", "You've got a broken client. The
+        # server's doing the right thing here."
+        "https://github.com/Neoteroi/BlackSheep/issues/530 https://github.com/Kludex/uvicorn/issues/1296 "
+        "https://github.com/Kludex/uvicorn/issues/1093",
+    ),
+    (
+        "uvicorn-invalid-request-notice",
+        "2019-11-05T06:17:56.459601437Z [2019-11-05 06:17:56 +0000] [16] [WARNING] Invalid HTTP request received.",
+        "https://github.com/fastapi/fastapi/issues/680",
+    ),
+    (
+        "docker-swap-limit-notice",
+        "\n".join([
+            "Live Restore Enabled: false",
+            "",
+            "WARNING: No swap limit support",
+        ]),
+        # the end of `docker info`; a Docker maintainer calls its appearance on cgroup v2 hosts a regression to fix
+        "https://github.com/moby/moby/issues/43646 https://github.com/docker/cli/issues/5776 "
+        "https://github.com/boot2docker/boot2docker/issues/24",
+    ),
+    (
+        "clip-projection-missing-notice",
+        "\n".join([
+            "got prompt",
+            "clip missing: ['text_projection.weight']",
+            "Requested to load FluxClipModel_",
+            "Loading 1 new model",
+            "Prompt executed in 125.33 seconds",
+        ]),
+        # the image is generated ("Result seem ok"); the maintainer: the clip_l file everyone uses lacks that weight
+        "https://github.com/city96/ComfyUI-GGUF/issues/69 https://github.com/Comfy-Org/ComfyUI/issues/5579",
+    ),
+    (
+        "clip-projection-missing-notice",
+        "clip missing: ['clip_l.logit_scale', 'clip_l.transformer.text_projection.weight']",
+        # "it's a logging message, so it can be ignored"
+        "https://github.com/Comfy-Org/ComfyUI/issues/3161",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "text", "urls"), NOTICES, ids=[f"{n[0]}-{i}" for i, n in enumerate(NOTICES)])
+def test_a_round_two_notice_is_benign(tmp_path: Path, rule: str, text: str, urls: str) -> None:
+    assert urls.startswith("https://github.com/")
+    top, rules = log_verdict(tmp_path, text)
+    assert (top, rule in rules) == ("benign", True), (top, rules)
+
+
+def test_the_server_notices_are_benign_in_a_service_too(tmp_path: Path) -> None:
+    # PostgreSQL, uvicorn and ComfyUI run as services; the stage kind must not change their notices.
+    for rule, text, _ in NOTICES:
+        if rule in ("postgres-starting-up-notice", "uvicorn-invalid-request-notice", "clip-projection-missing-notice"):
+            top, rules = log_verdict(tmp_path, text, kind="service")
+            assert (top, rule in rules) == ("benign", True), (text, top, rules)
+
+
+def test_the_tune_row_with_a_round_two_notice_is_benign(tmp_path: Path) -> None:
+    # Forge prints the notice on every model load: https://github.com/Panchovix/stable-diffusion-webui-reForge/issues/336
+    row = corpus_tune_row("stable-diffusion-webui-reForge-336-1")
+    top, rules = log_verdict(tmp_path, row["text"], kind=row["kind"])
+    assert (top, rules) == ("benign", {"clip-projection-missing-notice"}), (top, rules)
+
+
+def test_a_postgres_server_that_cannot_start_is_still_fatal(tmp_path: Path) -> None:
+    # The server's own FATAL about itself, not about a client's connection:
+    # https://github.com/PostgresApp/PostgresApp/issues/675 and https://github.com/cytopia/devilbox/issues/433
+    for text in (
+        "2022-07-24 09:55:13.116 IST [1403] FATAL:  data directory \"/Users/sharukh/Library/Application Support/"
+        "Postgres/var-14\" has invalid permissions\n"
+        "2022-07-24 09:55:13.116 IST [1403] DETAIL:  Permissions should be u=rwx (0700) or u=rwx,g=rx (0750).",
+        "FATAL:  data directory \"/var/lib/postgresql/data/pgdata\" has wrong ownership\n"
+        "HINT:  The server must be started by the user that owns the data directory.",
+    ):
+        top, rules = log_verdict(tmp_path, text)
+        assert top == "fatal" and "postgres-starting-up-notice" not in rules, (text, top, rules)
+
+
+def test_a_client_quoting_the_postgres_notice_is_not_taken_for_it(tmp_path: Path) -> None:
+    # psql's own failure quotes the server's words after "failed: "; the client's line is its own verdict:
+    # https://github.com/ddev/ddev/issues/3617
+    top, rules = log_verdict(
+        tmp_path,
+        'psql: error: connection to server at "localhost" (127.0.0.1), port 5432 failed: FATAL:  the database '
+        "system is starting up",
+    )
+    assert "postgres-starting-up-notice" not in rules and top != "benign", (top, rules)
+
+
+def test_a_raised_tensorflow_invalid_argument_is_still_fatal(tmp_path: Path) -> None:
+    # The layout notice says INVALID_ARGUMENT too; a real one raised to Python ends the run:
+    # https://github.com/keras-team/keras/issues/17258
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "2023-08-09 13:10:29.937931: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:954] layout failed: "
+        "INVALID_ARGUMENT: Size of values 0 does not match size of permutation 4 @ fanin shape insequential_2/"
+        "dropout/dropout/SelectV2-2-TransposeNHWCToNCHW-LayoutOptimizer",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "    history = model.fit(x=X_train, validation_data=X_test,",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution error:",
+    ]))
+    assert top == "fatal" and "tf-layout-optimizer-notice" not in rules, (top, rules)
+
+
+def test_a_clip_file_missing_its_encoder_is_not_the_notice(tmp_path: Path) -> None:
+    # Missing encoder weights mean the wrong file was loaded, not the harmless projection notice:
+    # https://github.com/EvilBT/ComfyUI_SLK_joy_caption_two/issues/53
+    top, rules = log_verdict(
+        tmp_path,
+        "2024-10-31 20:24:35,336 - root - WARNING - clip missing: ['encoder.block.0.layer.0.SelfAttention.q.weight', "
+        "'encoder.block.0.layer.0.SelfAttention.k.weight', 'encoder.block.0.layer.0.SelfAttention.v.weight']",
+    )
+    assert "clip-projection-missing-notice" not in rules and top != "benign", (top, rules)
+
+
+def test_a_docker_notice_with_more_after_it_is_not_the_swap_notice(tmp_path: Path) -> None:
+    # The rule takes the swap line of `docker info` whole; docker run's memory-limit warning, which says the
+    # limit is not what was asked, is left to the other rules: https://github.com/appcelerator-archive/amp/issues/1553
+    top, rules = log_verdict(
+        tmp_path,
+        "WARNING: Your kernel does not support swap limit capabilities or the cgroup is not mounted. Memory limited "
+        "without swap.",
+    )
+    assert "docker-swap-limit-notice" not in rules, (top, rules)
