@@ -153,6 +153,45 @@ NOTICES = [
         # "it's a logging message, so it can be ignored"
         "https://github.com/Comfy-Org/ComfyUI/issues/3161",
     ),
+    (
+        "kernel-module-unsigned-notice",
+        "\n".join([
+            "[    2.829492] nvidia: loading out-of-tree module taints kernel.",
+            "[    2.829501] nvidia: module license 'NVIDIA' taints kernel.",
+            "[    2.846803] nvidia: module verification failed: signature and/or required key missing - tainting kernel",
+            "[    2.961803] nvidia-nvlink: Nvlink Core is being initialized, major device number 239",
+            "[    3.011519] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  525.147.05  Wed Oct 25 20:27:35 UTC 2023",
+        ]),
+        # the driver goes on loading; maintainers: "the module is loaded and works", "not really a big deal",
+        # "not really a warning so much as just an informational message"
+        "https://github.com/NVIDIA/k8s-device-plugin/issues/480 https://github.com/davidjo/snd_hda_macbookpro/issues/33 "
+        "https://github.com/mripard/sunxi-mali/issues/86 https://github.com/alexforencich/verilog-pcie/issues/56",
+    ),
+    (
+        "supervisor-include-notice",
+        "\n".join([
+            '2013-10-29 11:26:59,407 WARN Included extra file "/etc/supervisor/conf.d/queue.conf" during parsing',
+            "2013-10-29 11:26:59,532 INFO RPC interface 'supervisor' initialized",
+            "2013-10-29 11:26:59,541 INFO supervisord started with pid 396",
+            "2013-10-29 11:27:00,553 INFO spawned: 'queue' with pid 399",
+            "2013-10-29 11:27:02,056 INFO success: queue entered RUNNING state, process has stayed up for > than 1 "
+            "seconds (startsecs)",
+        ]),
+        # the program is spawned and runs; the maintainers moved the message to INFO ("nothing wrong is happening")
+        "https://github.com/Supervisor/supervisor/issues/321 https://github.com/Supervisor/supervisor/issues/272 "
+        "https://github.com/Supervisor/supervisor/pull/347",
+    ),
+    (
+        "mlflow-signature-notice",
+        "2024/02/19 08:56:52 WARNING mlflow.models.model: Model logged without a signature. Signatures will be "
+        "required for upcoming model registry features as they validate model inputs and denote the expected schema "
+        "of model outputs. Please visit https://www.mlflow.org/docs/2.10.3/models.html#set-signature-on-logged-model "
+        "for instructions on setting a model signature on your logged model.",
+        # MLflow's maintainers: printed even when the model was logged with its fallback signature (a "false
+        # warning"), later downgraded to info; "probably ok" to leave out
+        "https://github.com/mlflow/mlflow/pull/11181 https://github.com/mlflow/mlflow/pull/19153 "
+        "https://github.com/lincc-frameworks/hyrax/issues/189",
+    ),
 ]
 
 
@@ -238,3 +277,14 @@ def test_a_docker_notice_with_more_after_it_is_not_the_swap_notice(tmp_path: Pat
         "without swap.",
     )
     assert "docker-swap-limit-notice" not in rules, (top, rules)
+
+
+def test_a_kernel_module_that_secure_boot_refuses_is_not_the_taint_notice(tmp_path: Path) -> None:
+    # The refused module is not loaded at all: https://github.com/hhfeuer/nvhda/issues/8 and
+    # https://github.com/google/gasket-driver/issues/11
+    for text in (
+        "modprobe: ERROR: could not insert 'nvhda': Required key not available",
+        "Apr 22 18:10:16 host systemd-modules-load[602]: Failed to insert module 'gasket': Key was rejected by service",
+    ):
+        top, rules = log_verdict(tmp_path, text)
+        assert "kernel-module-unsigned-notice" not in rules and top != "benign", (text, top, rules)
