@@ -192,6 +192,46 @@ NOTICES = [
         "https://github.com/mlflow/mlflow/pull/11181 https://github.com/mlflow/mlflow/pull/19153 "
         "https://github.com/lincc-frameworks/hyrax/issues/189",
     ),
+    (
+        "tf-allocator-not-a-failure",
+        "\n".join([
+            " 15/100 [===>..........................] - ETA: 3:55 - loss: 1.6979e-05 - binary_accuracy: 0.0661 - "
+            "mean_squared_error: 8.2105e-082018-11-25 19:04:59.501703: W tensorflow/core/common_runtime/"
+            "bfc_allocator.cc:215] Allocator (GPU_0_bfc) ran out of memory trying to allocate 217.69MiB. The caller "
+            "indicates that this is not a failure, but may mean that there could be performance gains if more memory "
+            "were available.",
+            "",
+            " 16/100 [===>..........................] - ETA: 4:00 - loss: 1.6821e-05 - binary_accuracy: 0.0661 - "
+            "mean_squared_error: 8.1152e-08",
+        ]),
+        # training goes on step after step between the notices
+        "https://github.com/tensorflow/tensorflow/issues/23953 https://github.com/tensorflow/tensorflow/issues/43546",
+    ),
+    (
+        "tf-allocator-not-a-failure",
+        "2019-08-18 03:55:10.593121: W tensorflow/core/common_runtime/bfc_allocator.cc:237] Allocator (GPU_0_bfc) "
+        "ran out of memory trying to allocate 2.14GiB with freed_by_count=0. The caller indicates that this is not a "
+        "failure, but may mean that there could be performance gains if more memory were available.",
+        "https://github.com/kbardool/Keras-frcnn/issues/36",
+    ),
+    (
+        "tf-allocator-not-a-failure",
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:217] Ran out of memory trying to allocate 1.09GiB. The "
+        "caller indicates that this is not a failure, but may mean that there could be performance gains if more "
+        "memory is available.",
+        "https://github.com/keras-team/keras/issues/5326",
+    ),
+    (
+        "jupyter-comm-notice",
+        "\n".join([
+            "[IPKernelApp] ERROR | No such comm target registered: jupyter.widget.control",
+            "[IPKernelApp] WARNING | No such comm: 8442000c-e99a-4ec4-854a-a3fc4580577f",
+        ]),
+        # an ipywidgets maintainer: "This message is harmless ... ipywidgets has a fallback"; an IPython maintainer:
+        # "you can safely ignore it"
+        "https://github.com/jupyter-widgets/ipywidgets/issues/3525 https://github.com/jupyter-widgets/ipywidgets/"
+        "issues/3454 https://github.com/ipython/ipython/issues/10188",
+    ),
 ]
 
 
@@ -288,3 +328,22 @@ def test_a_kernel_module_that_secure_boot_refuses_is_not_the_taint_notice(tmp_pa
     ):
         top, rules = log_verdict(tmp_path, text)
         assert "kernel-module-unsigned-notice" not in rules and top != "benign", (text, top, rules)
+
+
+def test_a_real_tensorflow_out_of_memory_is_still_fatal(tmp_path: Path) -> None:
+    # After the allocator's notices, the real thing: https://github.com/zzw922cn/Automatic_Speech_Recognition/issues/78
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "2019-08-18 03:55:10.593121: W tensorflow/core/common_runtime/bfc_allocator.cc:237] Allocator (GPU_0_bfc) "
+        "ran out of memory trying to allocate 2.14GiB with freed_by_count=0. The caller indicates that this is not a "
+        "failure, but may mean that there could be performance gains if more memory were available.",
+        "2018-06-08 17:26:00.908130: W tensorflow/core/framework/op_kernel.cc:1202] OP_REQUIRES failed at "
+        "tile_ops.cc:123 : Resource exhausted: OOM when allocating tensor with shape[16,1,892800,8,4,2,2] and type "
+        "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "Traceback (most recent call last):",
+        '  File "lib/python3.5/site-packages/tensorflow/python/client/session.py", line 1361, in _do_call',
+        "    return fn(*args)",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+        "shape[16,1,892800,8,4,2,2] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
+        "GPU_0_bfc",
+    ]))
+    assert top == "fatal" and "tf-allocator-not-a-failure" not in rules, (top, rules)
