@@ -30,6 +30,10 @@ _OUTER = [
     re.compile(r"[A-Za-z0-9][\w.-]{0,62}\s{1,40}\|\s"),
     # RFC 3339 timestamp from a log shipper: "2024-06-28T06:11:52.685Z "
     re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\s{1,4}(?:\S{1,20}\s{1,4}\|\|\s)?"),
+    # the same stamp in brackets, as CI runners annotate each line of a job's output:
+    # "[2026-01-28T23:59:42Z] (EngineCore_DP0 pid=972) ERROR ...": a worker prefix and a
+    # header follow it, so it goes before the worker prefix is read
+    re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]\s{1,4}"),
     # syslog / journald: "Oct  3 20:05:14 host proc[123]: "
     re.compile(r"[^\W\d_]{3,4}\s{1,2}\d{1,2}\s\d\d:\d\d:\d\d\s[\w.-]{1,64}\s[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"),
     # Open MPI tag: "[1,mpirank:0,algo-1]<stdout>:"
