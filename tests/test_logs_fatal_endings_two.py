@@ -374,3 +374,50 @@ def test_second_set_is_fresh_and_wide() -> None:
     assert len(urls) == len(set(urls))
     assert len(FATAL) + len(LEFT_MISSED) >= 50 and len(NOT_FATAL) >= 10
     assert len({"/".join(u.split("/")[3:5]) for u in urls}) >= 50
+
+
+# -- which structure recognised it -----------------------------------------------
+
+
+def test_ci_stamp_and_caret_colour_codes_do_not_hide_the_header(tmp_path: Path) -> None:
+    # https://github.com/vllm-project/vllm/issues/33297: a CI runner's bracketed RFC 3339 stamp, then
+    # vLLM's worker prefix and header with their colour codes in caret notation, as the CI page shows
+    # them. Peeled, the line is the engine's ValueError at start-up.
+    caret = (
+        "[2026-01-26T17:25:37Z] ^[[0;36m(EngineCore_DP0 pid=738)^[[0;0m ^[[31mERROR^[[0m ^[[90m01-26 09:25:37^[[0m "
+        "^[[90m[core.py:935]^[[0m ValueError: Free memory on device cuda:0 (1.54/22.05 GiB) on startup is less than "
+        "desired GPU memory utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by "
+        "other processes."
+    )
+    assert log_verdict(tmp_path, caret, "service") == ("fatal", {"uncaught-exception"})
+    fatal = [e for e in _events(tmp_path, caret, "service") if e.kind == "fatal"]
+    assert [e.line for e in fatal] == [1]
+    # The same layers around an ordinary INFO record stay information.
+    info = caret.replace("^[[31mERROR", "^[[32mINFO").split("ValueError")[0] + "Loading weights took 3.1 seconds"
+    assert log_verdict(tmp_path, info, "service")[0] == "info"
+    plain = "[2026-01-28T23:59:42Z] (EngineCore_DP0 pid=972) INFO 01-28 15:59:42 [core.py:71] Initializing a V1 LLM engine"
+    assert log_verdict(tmp_path, plain, "service")[0] == "info"
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        # a crash signal received from a child, named without the word "signal" (SGLang's old wording)
+        ("Message: 'Received sigquit from a child proces. It usually means the child failed.'", "fatal"),
+        ("[2026-12-01 05:00:00] Received SIGABRT from worker 3", "fatal"),
+        # SIGTERM and SIGINT are how a stop arrives: not a crash
+        ("[2026-12-01 05:00:00] Received SIGTERM, shutting down", "info"),
+        ("INFO:     Received SIGINT, exiting", "info"),
+    ],
+)
+def test_crash_signal_received_without_the_word_signal(tmp_path: Path, text: str, verdict: str) -> None:
+    assert log_verdict(tmp_path, text, "service")[0] == verdict
+
+
+def test_allocator_report_without_its_head_is_out_of_memory(tmp_path: Path) -> None:
+    # https://github.com/ShannonAI/Self_Explaining_Structures_Improve_NLP_Models/issues/6: the caching
+    # allocator's report pasted without "CUDA out of memory." before it.
+    text = next(t for u, _, t in FATAL if u.endswith("Self_Explaining_Structures_Improve_NLP_Models/issues/6"))
+    assert log_verdict(tmp_path, text, "task") == ("fatal", {"oom"})
+    # Its words in a sentence about a plan are no report: no "(GPU n; x total capacity" record follows.
+    assert log_verdict(tmp_path, "INFO: Tried to allocate 2 GiB for the KV cache first", "task")[0] != "fatal"
