@@ -14,7 +14,7 @@ RayTaskError, Hugging Face's missing weight files, safetensors' bad headers,
 whitespace trimmed and markdown ``**`` / ``>`` removed.
 
 Measured with the classifier as it was before any change (75a7eac): fatal recall
-57/62 (0.919), no look-alike fatal; after: 61/62 (docs/logs.md, "Fatal endings,
+67/72 (0.931), no look-alike fatal; after: 71/72 (docs/logs.md, "Fatal endings,
 second set").
 
 Look-alikes must not become fatal: a server's request that failed inside ASGI
@@ -313,6 +313,67 @@ FATAL: list[tuple[str, str, str]] = [
      "[rank2]:            ^^^^^^^^^^^^^^^^^^^^\n"
      "[rank2]:   File \"/home/cy/anaconda3/envs/hf_trl/lib/python3.11/site-packages/torch/_tensor.py\", line 626, in backward\n"
      "[rank2]:"),
+    # -- fourth batch: faulthandler, DistBackendError with NCCL's detail, torch.compile --------
+    ("https://github.com/threestudio-project/threestudio/issues/516", "task",
+     "Epoch 0: |                                     | 4540/? [07:57<00:00,  9.51it/s]Fatal Python error: Segmentation fault\n\n"
+     "Thread 0x00007f57168aa700 (most recent call first):\n"
+     "  <no Python frame>\n\n"
+     "Thread 0x00007f5741fff700 (most recent call first):\n"
+     "  File \"/home/jane/anaconda3/envs/3s/lib/python3.10/threading.py\", line 324 in wait\n"
+     "  File \"/home/jane/anaconda3/envs/3s/lib/python3.10/threading.py\", line 607 in wait\n"
+     "  File \"/home/jane/anaconda3/envs/3s/lib/python3.10/site-packages/tqdm/_monitor.py\", line 60 in run\n"
+     "  File \"/home/jane/anaconda3/envs/3s/lib/python3.10/threading.py\", line 1016 in _bootstrap_inner\n"
+     "  File \"/home/jane/anaconda3/envs/3s/lib/python3.10/threading.py\", line 973 in _bootstrap"),
+    ("https://github.com/pytorch/pytorch/issues/182279", "task",
+     "epoch : 5, avg train loss : 6.3944\nepoch : 5, avg val loss : 6.3922\nFatal Python error: Segmentation fault\n\n"
+     "Thread 0x00007ff64c9ff6c0 (most recent call first):\n  <no Python frame>\n\n"
+     "Thread 0x00007ff86962a6c0 (most recent call first):\n"
+     "  File \"/usr/lib/python3.12/threading.py\", line 359 in wait\n"
+     "  File \"/usr/lib/python3.12/queue.py\", line 180 in get"),
+    ("https://github.com/pytorch/pytorch/issues/129100", "task",
+     "Fatal Python error: pygame_parachute: (pygame parachute) Segmentation Fault\n"
+     "Python runtime state: initialized\n\n"
+     "Current thread 0x00007f685a0ea740 (most recent call first):\n"
+     "  File \"<frozen importlib._bootstrap>\", line 241 in _call_with_frames_removed\n"
+     "  File \"<frozen importlib._bootstrap_external>\", line 1233 in create_module"),
+    ("https://github.com/NVIDIA/nccl/issues/2076", "task",
+     "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5\n"
+     "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+     "Last error:\n"
+     "socketProgressOpt: Call to recv from 172....<33759> failed : Connection reset by peer"),
+    ("https://github.com/NVIDIA/nccl/issues/1928", "task",
+     "[rank3]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+     "[rank3]: torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3763, remote process exited or there was a network error, NCCL version 2.28.8\n"
+     "[rank3]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+     "[rank3]: Last error:\n"
+     "[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0\n"
+     "[rank2]: Traceback (most recent call last):\n"
+     "[rank2]:   File \"/lus/scratch/builder/pytorch_dist_resnet_benchmark.py\", line 301, in <module>\n"
+     "[rank2]:     main()"),
+    ("https://github.com/tatsu-lab/stanford_alpaca/issues/207", "task",
+     "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. [E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down. terminate called after throwing an instance of 'std::runtime_error' what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got completion from peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129"),
+    ("https://github.com/NVIDIA/nccl/issues/1514", "task",
+     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3\n"
+     "ncclInternalError: Internal check failed.\n"
+     "Last error:\n"
+     "Net : Connection closed by remote peer user<50260>"),
+    ("https://github.com/NVIDIA/nccl/issues/934", "task",
+     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5\n"
+     "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."),
+    ("https://github.com/FoundationVision/Infinity/issues/31", "task",
+     "  File \"/opt/conda/lib/python3.10/site-packages/torch/_dynamo/output_graph.py\", line 1465, in _call_user_compiler\n"
+     "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
+     "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+     "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler' (/opt/conda/lib/python3.10/site-packages/triton/compiler/compiler.py)\n\n"
+     "Set TORCH_LOGS=\"+d"),
+    ("https://github.com/JonasGeiping/cramming/issues/39", "task",
+     "[2023-12-19 17:44:59,958] [0/0] torch._dynamo.output_graph: [INFO] Step 2: calling compiler function inductor\n"
+     "Error executing job with overrides: ['name=amp_b8192_cb_o4_final', 'arch=crammed-bert', 'train=bert-o4', 'data=pile-readymade']\n"
+     "Traceback (most recent call last):\n"
+     "  File \"/nfs/scistore19/alistgrp/imodoran/workplace/M-FAC_extensions/cramming/pretrain.py\", line 199, in launch\n"
+     "    cramming.utils.main_launcher(cfg, main_training_process, job_name=\"pretraining\")\n"
+     "  File \"/nfs/scistore19/alistgrp/imodoran/workplace/M-FAC_extensions/cramming/cramming/utils.py\", line 54, in main_launcher\n"
+     "    metrics = main_fn(cfg, setup)"),
 ]
 
 # Lines that look like last words and are not: the process goes on, or ends well.
@@ -374,6 +435,12 @@ NOT_FATAL: list[tuple[str, str, str, str]] = [
      "WARNING:huggingface_hub.utils._http:'(MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /openai/clip-vit-large-patch14/resolve/main/merges.txt (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7fc30f2ea230>: Failed to establish a new connection: [Errno 101] Network is unreachable'))\"), '(Request ID: 5f7287e5-2203-46b5-9dcf-e03db5035a99)')' thrown while requesting HEAD https://huggingface.co/openai/clip-vit-large-patch14/resolve/main/merges.txt\n"
      "Retrying in 1s [Retry 1/5].\n"
      "WARNING:huggingface_hub.utils._http:Retrying in 1s [Retry 1/5]."),
+    # torch.compile could not compile a frame: dynamo logs it at W and runs that frame eagerly.
+    ("https://github.com/unslothai/unsloth/issues/1175", "task", "warning",
+     "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+     "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] NameError: name 's4' is not defined\n"
+     "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] \n"
+     "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] Set TORCH_LOGS=\"+dynamo\" and TORCHDYNAMO_VERBOSE"),
 ]
 
 # Left as missed, with the reason (docs/logs.md): an exception line pasted with a
