@@ -544,3 +544,16 @@ def test_allocator_report_without_its_head_is_out_of_memory(tmp_path: Path) -> N
     assert log_verdict(tmp_path, text, "task") == ("fatal", {"oom"})
     # Its words in a sentence about a plan are no report: no "(GPU n; x total capacity" record follows.
     assert log_verdict(tmp_path, "INFO: Tried to allocate 2 GiB for the KV cache first", "task")[0] != "fatal"
+
+
+def test_bracketed_time_and_colon_before_a_glog_header(tmp_path: Path) -> None:
+    # https://github.com/unslothai/unsloth/issues/1175: a tool prefixes its child's lines with
+    # "[HH:MM:SS.mmm]: ". Peeled, dynamo's own W level says the compile failure is a warning (it runs
+    # the frame eagerly); the same prefix before torchrun's E-level record of a failed rank stays fatal.
+    text = next(t for u, _, _, t in NOT_FATAL if u.endswith("unslothai/unsloth/issues/1175"))
+    assert log_verdict(tmp_path, text, "task")[0] == "warning"
+    died = (
+        "[01:17:10.938]: E1024 01:17:10.936000 1403 torch/distributed/elastic/multiprocessing/api.py:869] "
+        "failed (exitcode: 1) local_rank: 0 (pid: 2630) of binary: /usr/bin/python"
+    )
+    assert log_verdict(tmp_path, died, "task")[0] == "fatal"

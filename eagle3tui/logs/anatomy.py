@@ -34,6 +34,9 @@ _OUTER = [
     # "[2026-01-28T23:59:42Z] (EngineCore_DP0 pid=972) ERROR ...": a worker prefix and a
     # header follow it, so it goes before the worker prefix is read
     re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]\s{1,4}"),
+    # a bracketed time and a colon from a tool that prefixes its child's lines:
+    # "[01:17:10.938]: W1024 01:17:10.936000 1403 torch/_dynamo/convert_frame.py:1009] ..."
+    re.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]:\s{1,4}"),
     # syslog / journald: "Oct  3 20:05:14 host proc[123]: "
     re.compile(r"[^\W\d_]{3,4}\s{1,2}\d{1,2}\s\d\d:\d\d:\d\d\s[\w.-]{1,64}\s[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"),
     # Open MPI tag: "[1,mpirank:0,algo-1]<stdout>:"
