@@ -557,3 +557,24 @@ def test_bracketed_time_and_colon_before_a_glog_header(tmp_path: Path) -> None:
         "failed (exitcode: 1) local_rank: 0 (pid: 2630) of binary: /usr/bin/python"
     )
     assert log_verdict(tmp_path, died, "task")[0] == "fatal"
+
+
+@pytest.mark.parametrize(
+    ("after", "verdict"),
+    [
+        ("", "warning"),  # the logger said warning and nothing followed
+        ("\nStep 5/100 | loss 2.31", "benign"),  # it went on
+        ("\nINFO 10-24 01:17:11 [launcher.py:1] Shutting down", "fatal"),  # it ended
+    ],
+)
+def test_exception_line_at_the_programs_warning_level_waits_for_what_follows(
+    tmp_path: Path, after: str, verdict: str
+) -> None:
+    # torch's glog header with a pthread id (15 digits) is read; at W the exception line is one the
+    # program caught and logged, so it is held like any error-looking warning. At E it is fatal
+    # unless the process goes on (as before this change).
+    w = "W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] NameError: name 's4' is not defined"
+    assert log_verdict(tmp_path, w + after, "task")[0] == verdict
+    if verdict != "benign":
+        # at E, an exception the log ends on (or that a shutdown follows) is fatal as before
+        assert log_verdict(tmp_path, "E" + w[1:] + after, "task")[0] == "fatal"

@@ -104,7 +104,7 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     (re.compile(rf"(?:\d[\d:.-]{{7,31}}(?::\(\d{{1,10}}\))?\s)?\|([A-Z][A-Z0-9]{{1,15}})_({_LV})\|\s?(.*)", re.S), 2, 1, 3),
     # glog / c10d / torch: "W0409 07:28:49.530000 1359 torch/x/api.py:719] msg",
     # "[W1206 18:44:12.7 ProcessGroupNCCL.cpp:4115] msg", "[E ProcessGroupNCCL.cpp:458] msg"
-    (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,10}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
+    (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,20}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     (re.compile(r"\[([IWEF])(?:\d{3,4}\s" + _TIME + r")?\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     # TensorFlow / absl: "2025-02-09 09:37:32.334610: E external/xla/cuda_dnn.cc:9261] msg"
     (re.compile(rf"{_DATE}\s{_TIME}:\s([IWEF])\s([\w./\\-]{{1,200}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),

@@ -692,6 +692,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # A warning that quotes an error ("UnhandledPromiseRejectionWarning: Error: ..."):
         # the program rates what happened a warning and goes on.
         return make("warning", "python-warning")
+    if exc is not None and level == "warning":
+        # The program's own logger rated the exception a warning: it caught it and goes on
+        # (dynamo's "W... convert_frame.py] BackendCompilerFailed", then the frame runs
+        # eagerly). An uncaught one has no logger header; what comes next decides, as for
+        # any error-looking warning.
+        return make("warning", "python-warning", held=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
             return make("warning", "request-failed")
