@@ -30,6 +30,13 @@ _OUTER = [
     re.compile(r"[A-Za-z0-9][\w.-]{0,62}\s{1,40}\|\s"),
     # RFC 3339 timestamp from a log shipper: "2024-06-28T06:11:52.685Z "
     re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\s{1,4}(?:\S{1,20}\s{1,4}\|\|\s)?"),
+    # the same stamp in brackets, as CI runners annotate each line of a job's output:
+    # "[2026-01-28T23:59:42Z] (EngineCore_DP0 pid=972) ERROR ...": a worker prefix and a
+    # header follow it, so it goes before the worker prefix is read
+    re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]\s{1,4}"),
+    # a bracketed time and a colon from a tool that prefixes its child's lines:
+    # "[01:17:10.938]: W1024 01:17:10.936000 1403 torch/_dynamo/convert_frame.py:1009] ..."
+    re.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]:\s{1,4}"),
     # syslog / journald: "Oct  3 20:05:14 host proc[123]: "
     re.compile(r"[^\W\d_]{3,4}\s{1,2}\d{1,2}\s\d\d:\d\d:\d\d\s[\w.-]{1,64}\s[\w./-]{1,64}(?:\[\d{1,10}\])?:\s"),
     # Open MPI tag: "[1,mpirank:0,algo-1]<stdout>:"
@@ -97,7 +104,7 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     (re.compile(rf"(?:\d[\d:.-]{{7,31}}(?::\(\d{{1,10}}\))?\s)?\|([A-Z][A-Z0-9]{{1,15}})_({_LV})\|\s?(.*)", re.S), 2, 1, 3),
     # glog / c10d / torch: "W0409 07:28:49.530000 1359 torch/x/api.py:719] msg",
     # "[W1206 18:44:12.7 ProcessGroupNCCL.cpp:4115] msg", "[E ProcessGroupNCCL.cpp:458] msg"
-    (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,10}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
+    (re.compile(r"([IWEF])\d{3,4}\s" + _TIME + r"\s{1,8}\d{1,20}\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     (re.compile(r"\[([IWEF])(?:\d{3,4}\s" + _TIME + r")?\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     # TensorFlow / absl: "2025-02-09 09:37:32.334610: E external/xla/cuda_dnn.cc:9261] msg"
     (re.compile(rf"{_DATE}\s{_TIME}:\s([IWEF])\s([\w./\\-]{{1,200}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),

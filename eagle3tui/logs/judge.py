@@ -82,7 +82,10 @@ _FATAL_WORDS = re.compile(
     r"^\*\*\* (?:Aborted at|SIG[A-Z]{2,6} received|Error in|Received signal|Signal \d)|"
     # a watchdog that fired: the program's own liveness check declared it hung
     r"\bwatchdog\s(?:timeout|timed out|expired|fired|triggered)\b|"
-    r"\bException raised from \S{1,200} at \S{1,300}:\d{1,6}|\bsignal \d{1,2} \(SIG[A-Z]{2,6}\) received\b|\breceived signal SIG[A-Z]{2,6}\b",
+    r"\bException raised from \S{1,200} at \S{1,300}:\d{1,6}|\bsignal \d{1,2} \(SIG[A-Z]{2,6}\) received\b|\breceived signal SIG[A-Z]{2,6}\b|"
+    # a crash signal a parent receives from its child, named without the word "signal"
+    # ("Received sigquit from a child process"): SIGTERM and SIGINT are how stops arrive, not crashes
+    r"\breceived SIG(?:QUIT|ABRT|SEGV|BUS|ILL|FPE)\b",
     re.I,
 )
 # A native program reporting a failed check at a source location:
@@ -209,7 +212,7 @@ _GATES: dict[str, tuple[str, ...]] = {
     "nonzero": ("code", "status", "zero", "exited with", "*** ["),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
               "segfault", "segmentation fault", "has crashed", "panicked at", "command not found", "***",
-              "exception raised from", "signal", "watchdog"),
+              "exception raised from", "signal", "watchdog", "received sig"),
     "native": ("fail",),
     "nccl_trace": ("->",),
     "errorish": ("error", "fail", "cannot", "can't", "could", "unable", "found", "no such", "available",
@@ -689,6 +692,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # A warning that quotes an error ("UnhandledPromiseRejectionWarning: Error: ..."):
         # the program rates what happened a warning and goes on.
         return make("warning", "python-warning")
+    if exc is not None and level == "warning":
+        # The program's own logger rated the exception a warning: it caught it and goes on
+        # (dynamo's "W... convert_frame.py] BackendCompilerFailed", then the frame runs
+        # eagerly). An uncaught one has no logger header; what comes next decides, as for
+        # any error-looking warning.
+        return make("warning", "python-warning", held=True)
     if exc is not None:
         if service and (is_request_source(text, sh, g) or sh.level == "error" and _REQUEST_SOURCE.search(sh.source or "")):
             return make("warning", "request-failed")

@@ -41,6 +41,9 @@ from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
+# ANSI SGR codes written out in caret notation: "^[[0;36m", "^[[0m".
+_CARET_SGR = re.compile(r"\^\[\[[\d;]{0,20}m")
+
 try:
     import ahocorasick_rs as _ahocorasick
 except ImportError:  # pragma: no cover
@@ -959,6 +962,10 @@ class StageLogMonitor:
             text = text[:half] + " … " + text[-half:]
         if "\x1b" in text:
             text = strip_ansi(text)
+        if "^[[" in text:
+            # The same colour codes in caret notation, as a CI page's raw log or a terminal
+            # copy shows them: between a worker prefix and its header they hide the header.
+            text = _CARET_SGR.sub("", text)
         segs = split_segments(text.rstrip("\r"))
         if is_prog or idx is not None:
             segs = split_glued(segs)
