@@ -266,7 +266,13 @@ def test_three_scan_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     data = text.encode()
     monkeypatch.setattr(rules_mod, "_GATE_MIN_BYTES", 0)  # gates on small blocks too
     gated = build_ruleset()
-    assert gated._gates
+    # The builtin pack fills the gate budget exactly (192 literals after the notice catalogs): past it
+    # the gated scan turns itself off and catch-up slows down.
+    assert gated._gates, (
+        "the builtin rules' keywords need more gate literals than _GATE_GROUP * _MAX_GATE_GROUPS: give the new "
+        "rule keywords that contain a literal the pack already gates on, or measure one more group with "
+        "bench/bench_logs.py --only catchup"
+    )
     full = build_ruleset(many, "p.toml")
     assert not full._gates and full.accelerated  # more keywords than gate groups hold
     monkeypatch.setattr(rules_mod, "_ahocorasick", None)
