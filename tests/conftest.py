@@ -117,15 +117,20 @@ class Pipeline:
 
 
 
-def log_events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
-    """Rules by event kind for ``lines`` classified as a whole log (``eagle3tui classify``)."""
+def classified_events(tmp_path: Path, text: str, kind: str = "task") -> list:
+    """The events of ``text`` classified as a whole log (``eagle3tui classify``), info included."""
     from eagle3tui.logs.offline import classify_log
 
     log = tmp_path / "x.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    log.write_text(text + "\n", encoding="utf-8")
     events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
+    return events
+
+
+def log_events(tmp_path: Path, lines: list[str], kind: str = "task") -> dict[str, set[str]]:
+    """Rules by event kind for ``lines`` classified as a whole log."""
     out: dict[str, set[str]] = {}
-    for e in events:
+    for e in classified_events(tmp_path, "\n".join(lines), kind):
         out.setdefault(e.kind, set()).add(e.rule)
     return out
 
@@ -145,11 +150,7 @@ def corpus_tune_row(row_id: str) -> dict:
 
 def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
     """The most serious event kind of ``text`` classified as a whole log (``eagle3tui classify``), and its rules."""
-    from eagle3tui.logs.offline import classify_log
-
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
+    events = classified_events(tmp_path, text, kind)
     kinds = {e.kind for e in events}
     top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
     return top, {e.rule for e in events if e.kind == top}

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.logs.offline import classify_log
-from tests.conftest import log_verdict
+from tests.conftest import classified_events, log_verdict
 
 FATAL: list[tuple[str, str, str]] = [
     # -- C++: terminate / what() / abort ---------------------------------
@@ -317,12 +316,6 @@ NOT_FATAL: list[tuple[str, str, str, str]] = [
 ]
 
 
-def _events(tmp_path: Path, text: str, kind: str) -> list:
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    return events
-
 
 @pytest.mark.parametrize(("url", "kind", "text"), FATAL, ids=[f"{i}-{u.split('/')[4]}" for i, (u, _, _) in enumerate(FATAL)])
 def test_fresh_last_words_are_fatal(tmp_path: Path, url: str, kind: str, text: str) -> None:
@@ -451,5 +444,5 @@ def test_events_name_the_line_that_ended_it(tmp_path: Path) -> None:
     # https://github.com/ml-explore/mlx/issues/341: the death is glued after a progress bar and
     # followed by a harmless warning; the fatal event is on the death's line.
     text = next(t for u, _, t in FATAL if u.endswith("ml-explore/mlx/issues/341"))
-    fatal = [e for e in _events(tmp_path, text, "task") if e.kind == "fatal"]
+    fatal = [e for e in classified_events(tmp_path, text, "task") if e.kind == "fatal"]
     assert [(e.line, e.rule) for e in fatal] == [(1, "shell-job-died")]

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.logs.offline import classify_log
-from tests.conftest import log_verdict
+from tests.conftest import classified_events, log_verdict
 
 FATAL: list[tuple[str, str, str]] = [
     # -- vLLM V1: engine start-up and engine death -----------------------
@@ -453,12 +452,6 @@ LEFT_MISSED: list[tuple[str, str, str]] = [
 ]
 
 
-def _events(tmp_path: Path, text: str, kind: str) -> list:
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    return events
-
 
 @pytest.mark.parametrize(("url", "kind", "text"), FATAL, ids=[f"{i}-{u.split('/')[4]}" for i, (u, _, _) in enumerate(FATAL)])
 def test_python_ml_last_words_are_fatal(tmp_path: Path, url: str, kind: str, text: str) -> None:
@@ -513,7 +506,7 @@ def test_ci_stamp_and_caret_colour_codes_do_not_hide_the_header(tmp_path: Path) 
         "other processes."
     )
     assert log_verdict(tmp_path, caret, "service") == ("fatal", {"uncaught-exception"})
-    fatal = [e for e in _events(tmp_path, caret, "service") if e.kind == "fatal"]
+    fatal = [e for e in classified_events(tmp_path, caret, "service") if e.kind == "fatal"]
     assert [e.line for e in fatal] == [1]
     # The same layers around an ordinary INFO record stay information.
     info = caret.replace("^[[31mERROR", "^[[32mINFO").split("ValueError")[0] + "Loading weights took 3.1 seconds"
