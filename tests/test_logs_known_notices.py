@@ -49,3 +49,14 @@ def test_the_failure_a_notice_warns_of_is_still_fatal(tmp_path: Path) -> None:
         "ERROR: No matching distribution found for torch==0.3.1",
     ]))
     assert top == "fatal"
+
+
+def test_an_openmp_error_that_reads_like_a_missing_extra_is_fatal(tmp_path: Path) -> None:
+    # "... but found X already initialized" reads like an optional library notice, but the OpenMP
+    # runtime aborts the process right after its hint: https://github.com/harry0703/MoneyPrinterTurbo/issues/90
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.",
+        "OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program. That is "
+        "dangerous, since it can degrade performance or cause incorrect results.",
+    ]))
+    assert (top, rules) == ("fatal", {"openmp-duplicate-runtime"})
