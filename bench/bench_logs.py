@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_logs.py [--lines 2000001] [--rss-gb 2] [--latency-n 50]
     .venv/bin/python bench/bench_logs.py --only catchup [--reference DIR]
+    .venv/bin/python bench/bench_logs.py --only scan [--reference DIR]
 
 1. Catch-up (issue 12): a generated progress-heavy log of 2,000,001 lines
    (a third tqdm updates, in bursts of one bar; a sixth vLLM throughput
@@ -13,6 +14,12 @@
    With ``--reference DIR`` (a checkout of an earlier eagle3tui), its
    ``classify`` runs on the same file too and the two outputs are compared:
    the same events, or the difference is printed.
+   The block scan (``--only scan``): the rule prefilter alone
+   (``RuleSet.scan``, what following runs on each block) over 1 MiB blocks of
+   the first 300,001 lines of that log and of the standard library's Python
+   sources (prose-like text with few log words), in a child process; the
+   regex-alternation fallback beside it, and with ``--reference DIR`` that
+   checkout's scan on the same blocks.
 2. Following: a writer process appends noise plus a fatal line carrying its
    write time; the monitor (LogWatcher wake-ups + poll) reports the time from
    write to event. Median and p95 over ``--latency-n`` fatal lines.
@@ -180,6 +187,49 @@ WRITER_CHILD = textwrap.dedent(
 )
 
 
+_SCAN_CHILD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from eagle3tui.logs import rules
+if sys.argv[3] == "regex":
+    rules._ahocorasick = None
+data = open(sys.argv[2], "rb").read(int(sys.argv[4]))
+rs = rules.RuleSet(rules.build_ruleset().rules)
+blocks = [data[i:i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+best, n = 9e9, 0
+for _ in range(3):
+    t = time.perf_counter()
+    n = sum(len(rs.scan(b)) for b in blocks)
+    best = min(best, time.perf_counter() - t)
+print(best, n)
+"""
+
+
+def run_scan(root: Path, path: Path, how: str, cpu: int, limit: int) -> tuple[float, int]:
+    """Seconds (best of 3) for ``root``'s ``RuleSet.scan`` over ``limit`` bytes of ``path`` in 1 MiB blocks,
+    and the candidate lines found."""
+    argv = [sys.executable, "-c", _SCAN_CHILD, str(root), str(path), how, str(limit)]
+    if shutil.which("taskset"):
+        argv = ["taskset", "-c", str(cpu), *argv]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def stdlib_text(path: Path, size: int = 40_000_000) -> int:
+    """Write the standard library's Python sources (up to ``size`` bytes) to ``path``; returns lines."""
+    lib = Path(os.__file__).parent
+    with open(path, "wb") as f:
+        left = size
+        for src in sorted(lib.rglob("*.py")):
+            if left <= 0:
+                break
+            chunk = src.read_bytes()[:left]
+            f.write(chunk)
+            left -= len(chunk)
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
 def run_latency(tmp: Path, n: int) -> list[float]:
     from eagle3tui.logs.follower import LogWatcher
     from eagle3tui.logs.monitor import StageLogMonitor
@@ -258,13 +308,13 @@ def main() -> int:
     ap.add_argument("--latency-n", type=int, default=50)
     ap.add_argument("--cpu", type=int, default=0, help="core to pin to")
     ap.add_argument("--dir", help="directory for temporary logs (default: system temp)")
-    ap.add_argument("--only", choices=["catchup", "latency", "rss"], action="append",
+    ap.add_argument("--only", choices=["catchup", "scan", "latency", "rss"], action="append",
                     help="run only these parts (repeatable); default: all")
     ap.add_argument("--reference", metavar="DIR",
                     help="an earlier eagle3tui checkout: its classify runs on the same log and the outputs are compared")
     ap.add_argument("--repeat", type=int, default=3, help="classify runs; the best wall time is reported")
     args = ap.parse_args()
-    parts = set(args.only or ["catchup", "latency", "rss"])
+    parts = set(args.only or ["catchup", "scan", "latency", "rss"])
 
     fatal_rules = [r for r in load_builtin_rules() if r.kind == "fatal"]
     keywords = sorted({k for r in fatal_rules for k in r.keywords})
@@ -306,6 +356,34 @@ def main() -> int:
                     sys.stderr.writelines(difflib.unified_diff(rout.splitlines(True), out.splitlines(True),
                                                                "reference", "this checkout", n=1))
             log.unlink()
+
+        if "scan" in parts:
+            texts = []
+            log = tmp / "progress-heavy-300k.log"
+            generate(log, 300_001)
+            texts.append(("progress-heavy log, 300,001 lines", log, 300_001))
+            prose = tmp / "stdlib.txt"
+            texts.append((f"Python's standard library sources", prose, stdlib_text(prose)))
+            for name, path, n in texts:
+                size = path.stat().st_size
+                mb = size / 1e6
+                secs, found = run_scan(ROOT, path, "automaton", args.cpu, size)
+                rows.append((f"block scan, {name} ({mb:.0f} MB, 1 MiB blocks)",
+                             f"**{mb / secs:,.0f} MB/s** ({secs:.3f} s)", f"{found:,} candidate lines; keyword automaton"))
+                # The fallback is slow: its first 4 MiB, against the automaton's on the same bytes.
+                head = 4 << 20
+                rsecs, rfound = run_scan(ROOT, path, "regex", args.cpu, head)
+                _asecs, afound = run_scan(ROOT, path, "automaton", args.cpu, head)
+                rows.append(("block scan, its first 4 MiB, regex fallback (no ahocorasick-rs)",
+                             f"{head / 1e6 / rsecs:,.1f} MB/s ({rsecs:.3f} s)",
+                             "same lines" if rfound == afound else f"{rfound:,} lines, automaton {afound:,}: DIFFERS"))
+                if args.reference:
+                    ref = Path(args.reference).resolve()
+                    fsecs, ffound = run_scan(ref, path, "automaton", args.cpu, size)
+                    rows.append((f"block scan, same text, {ref.name} (reference)",
+                                 f"{mb / fsecs:,.0f} MB/s ({fsecs:.3f} s)",
+                                 "same lines" if ffound == found else f"{ffound:,} lines: DIFFERS"))
+                path.unlink()
 
         if "latency" in parts:
             lat = run_latency(tmp, args.latency_n)

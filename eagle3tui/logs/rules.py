@@ -64,11 +64,6 @@ STRUCTURAL_KEYWORDS = (
     "MPI_ABORT", "MPI_Abort", "exited on signal", "OOMKilled", "failed to start", "failed to launch",
     "failed to initialize", "failed to initialise", "failed to spawn",
 )
-_GATE_GROUP = 32  # literals per gate automaton: small enough for SIMD search
-_MAX_GATE_GROUPS = 6  # beyond this the full automaton alone is as fast (builtin + Slurm rules need 6)
-# Gates pay off on big blocks only (and picking them takes ~0.2 s): smaller
-# blocks go through the full automaton directly.
-_GATE_MIN_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -97,79 +92,6 @@ class Rule:
     def applies_to(self, stage: str | None) -> bool:
         """Whether the rule is active for ``stage``."""
         return not self.stages or stage is None or stage in self.stages
-
-
-# Ordinary log text: n-grams found here make poor gates (they would flag
-# healthy lines), so the gate picker avoids them.
-_ORDINARY = (
-    b"(Worker_TP0 pid=268417) INFO 02-22 00:33:37 [compressed_tensors_moe.py:199] Using Marlin backend "
-    b"(VllmWorker rank=3 pid=10672) DEBUG 02-22 [parallel_state.py:1000] rank 3 in world size 8 is assigned "
-    b'INFO:     127.0.0.1:50312 - "POST /v1/chat/completions HTTP/1.1" 200 OK '
-    b"Engine 000: Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: Running: 12 reqs "
-    b"Waiting: 0 reqs, GPU KV cache usage: 5.0% {'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 2e-05, "
-    b"'epoch': 0.5} Loading safetensors checkpoint shards:   6% Completed | 4/64 [01:33<27:17, 27.30s/it] "
-    b"Processed prompts: 45%| 450/1000 [00:30<00:36, 15.2it/s, est. speed input: output: toks/s] "
-    b"step 100/1000 loss=1.23 lr=2e-05 tokens/s=5000 Starting the model with the following arguments "
-    b"Loading weights took seconds Model loading took GiB and seconds Available memory for the "
-    b"the of and to in is for on with that this from by as at be are was were will have has not "
-    b"request process processed processing information configuration function "
-    # Common English words: a gate inside one would flag ordinary sentences.
-    b"found around round sound about after again against also another because been before being "
-    b"between both could does doing down during each few further here into itself more most only "
-    b"other over same should some such than their them then there these they those through under "
-    b"until very what when where which while whom would your ready started starting loaded loading "
-    b"complete completed running using used available enabled initialized finished saved saving "
-    b"model models server service client connection memory device devices kernel kernels version "
-    b"value values default current context output input total time times second seconds minutes "
-    b"backend engine worker workers group groups rank ranks world size batch token tokens data "
-    b"file files path directory cache compile compiled graph graphs capture captured shape shapes"
-)
-_COMMON = set(b"etaoinsrhlcdu ")
-
-
-def _gram_rarity(g: bytes) -> float:
-    """How rare ``g`` is in ordinary logs, roughly -log10(frequency)."""
-    if g in _ORDINARY:
-        return 0.01
-    r = 0.0
-    for c in g:
-        r += 1.1 if c in _COMMON else 2.0 if chr(c).islower() else 1.7
-    return r
-
-
-@functools.lru_cache(maxsize=8)
-def _pick_gates_cached(keywords: tuple[bytes, ...], n: int, limit: int) -> tuple[bytes, ...] | None:
-    gates = _pick_gates(list(keywords), n, limit)
-    return tuple(gates) if gates is not None else None
-
-
-def pick_gates(keywords: list[bytes], n: int = 4, limit: int = 64) -> list[bytes] | None:
-    """Short literals such that every keyword contains one (greedy set cover).
-
-    None when it takes more than ``limit`` of them (then the full automaton
-    scans the whole block instead). Cached: the pack is the same every time.
-    """
-    got = _pick_gates_cached(tuple(keywords), n, limit)
-    return list(got) if got is not None else None
-
-
-def _pick_gates(keywords: list[bytes], n: int, limit: int) -> list[bytes] | None:
-    uncovered = set(keywords)
-    gates: list[bytes] = []
-    while uncovered:
-        cover: dict[bytes, int] = {}
-        for k in uncovered:
-            grams = {k} if len(k) <= n else {k[i : i + n] for i in range(len(k) - n + 1)}
-            for g in grams:
-                cover[g] = cover.get(g, 0) + 1
-        # Coverage first (few gates keep the SIMD search fast), rarity second
-        # (a gate common in healthy lines would flag them all).
-        best = max(cover, key=lambda g: (cover[g] * _gram_rarity(g), g))
-        gates.append(best)
-        uncovered = {k for k in uncovered if best not in k}
-        if len(gates) > limit:
-            return None
-    return gates
 
 
 def derive_keywords(pattern: str) -> tuple[str, ...]:
@@ -277,12 +199,6 @@ class RuleSet:
             self._ac = _ahocorasick.BytesAhoCorasick(
                 self._kw_bytes, implementation=_ahocorasick.Implementation.DFA
             )
-        # The gate automata are built on the first scan: a monitor that
-        # reads by template (catching up) never needs them, and picking them
-        # costs a few hundred milliseconds.
-        self._gates_built = False
-        self._gates_list: list[Any] = []
-        self._gate_literals: list[bytes] = []
         self._kw_rx = (
             re.compile(b"|".join(re.escape(k) for k in sorted(self._kw_bytes, key=len, reverse=True)))
             if self.keywords
@@ -295,37 +211,6 @@ class RuleSet:
     def accelerated(self) -> bool:
         """True when the Aho-Corasick prefilter is in use."""
         return self._ac is not None
-
-    @property
-    def _gates(self) -> list[Any]:
-        if not self._gates_built:
-            self._build_gates()
-        return self._gates_list
-
-    @property
-    def gates(self) -> list[bytes]:
-        """The short literals the block scan searches first (see :meth:`scan`)."""
-        if not self._gates_built:
-            self._build_gates()
-        return self._gate_literals
-
-    def _build_gates(self) -> None:
-        self._gates_built = True
-        if _ahocorasick is not None and self.keywords:
-            gates = pick_gates(self._kw_bytes, limit=_GATE_GROUP * _MAX_GATE_GROUPS)
-            if gates is not None:
-                # Two levels. Short "gate" literals, one inside every keyword,
-                # in groups of 32: a leftmost-first automaton that small uses
-                # the library's SIMD (Teddy) search, several times faster than
-                # the full automaton over the block. Only lines with a gate hit
-                # then go through the full keyword automaton.
-                self._gate_literals = gates
-                for i in range(0, len(gates), _GATE_GROUP):
-                    self._gates_list.append(
-                        _ahocorasick.BytesAhoCorasick(
-                            gates[i : i + _GATE_GROUP], matchkind=_ahocorasick.MatchKind.LeftmostFirst
-                        )
-                    )
 
     @property
     def has_unkeyed(self) -> bool:
@@ -374,30 +259,8 @@ class RuleSet:
         hits: dict[int, set[int]] = {}
         ends: dict[int, int] = {}
         cur_end = -1
-        if len(data) >= _GATE_MIN_BYTES and self._gates:
-            assert self._ac is not None
-            kw_rules = self._kw_rules
-            full = self._ac.find_matches_as_indexes
-            starts: list[int] = []
-            for gate in self._gates:
-                starts.extend(s for _g, s, _e in gate.find_matches_as_indexes(data))
-            if len(self._gates) > 1:
-                starts.sort()
-            for start in starts:
-                if start <= cur_end:
-                    continue  # this line was handled already
-                cur_start = data.rfind(b"\n", 0, start) + 1
-                cur_end = data.find(b"\n", start)
-                if cur_end < 0:
-                    cur_end = len(data)
-                found = full(data[cur_start:cur_end], overlapping=True)
-                if found:
-                    rs = hits.setdefault(cur_start, set())
-                    ends[cur_start] = cur_end
-                    for kw, _s, _e in found:
-                        rs.update(kw_rules[kw])
-        elif self._ac is not None:
-            # Too many keywords for the gate groups: one full-automaton pass.
+        if self._ac is not None:
+            # One pass of the keyword automaton (a DFA) over the whole block.
             kw_rules = self._kw_rules
             cur: set[int] = set()
             for kw, start, _end in self._ac.find_matches_as_indexes(data, overlapping=True):
