@@ -1,0 +1,333 @@
+"""The notice catalog, round three: harmless notices of the EAGLE-3 pipeline's neighbours on a GPU host.
+
+Same method as tests/test_logs_notice_catalog.py and tests/test_logs_notice_catalog_two.py: each
+builtin rule after the comment "Notice catalog, round three" in eagle3tui/logs/builtin_rules.toml is
+checked on real lines posted in public threads (URLs beside each case) where the notice is followed
+by normal work, or a maintainer or the program itself calls it harmless. Every notice was judged
+wrongly (warning, or fatal) before its rule. Where the notice's words resemble a real failure, that
+failure, posted in a public thread, is checked to stay fatal. The rules were written from public
+threads, not from the corpus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import log_verdict
+
+
+# (rule, real line(s) as posted, the threads they were posted in)
+NOTICES = [
+    (
+        "triton-operand-order-notice",
+        "\n".join([
+            'loc("/sgl-workspace/sglang/python/sglang/srt/layers/attention/triton_ops/decode_attention.py":310:16): '
+            "error: operation scheduled before its operands",
+            'loc("/sgl-workspace/sglang/python/sglang/srt/layers/attention/triton_ops/decode_attention.py":310:16): '
+            "error: operation scheduled before its operands",
+        ]),
+        # a server that goes on to report its token budget and serve; Triton's issue: "The issue will not affect
+        # the performance and accuracy"
+        "https://github.com/sgl-project/sglang/issues/3196 https://github.com/triton-lang/triton/issues/5368",
+    ),
+    (
+        "triton-operand-order-notice",
+        'loc("../fused_backward_simpler.py":121:15): error: operation scheduled before its operands',
+        # "though it kept reporting this error, the code actually returns correct results"
+        "https://github.com/triton-lang/triton/issues/6380 https://github.com/triton-lang/triton/issues/5368",
+    ),
+    (
+        "torch-tf32-notice",
+        "\n".join([
+            "/home/wentao/pytorch/torch/_inductor/compile_fx.py:321: UserWarning: TensorFloat32 tensor cores for "
+            "float32 matrix multiplication available but not enabled. Consider setting "
+            "`torch.set_float32_matmul_precision('high')` for better performance.",
+            "  warnings.warn(",
+        ]),
+        # vLLM silenced it by choosing the precision explicitly; torch's own issue calls TF32 an opt-in speed-up
+        "https://github.com/vllm-project/vllm/pull/29897 https://github.com/pytorch/pytorch/issues/153195",
+    ),
+    (
+        "torch-tf32-notice",
+        "ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\_inductor\\compile_fx.py:282: "
+        "UserWarning: TensorFloat32 tensor cores for float32 matrix multiplication available but not enabled. "
+        "Consider setting `torch.set_float32_matmul_precision('high')` for better performance.",
+        # a request for an option to turn the speed-up on; a maintainer of another tool: "You can ignore this warning"
+        "https://github.com/kijai/ComfyUI-KJNodes/issues/362 https://github.com/mittagessen/kraken/issues/596",
+    ),
+    (
+        "torch-barrier-device-notice",
+        "\n".join([
+            "[rank0]:[W1028 04:48:19.843866299 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to "
+            "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang "
+            "if this rank to GPU mapping is incorrect.Specify device_ids in barrier() to force use of a particular "
+            "device,or call init_process_group() with a device_id.",
+            "100%|##########| 16820/16820 [00:13<00:00, 1239.79it/s]",
+        ]),
+        # the ranks go on caching their data and training; DeepSpeed sets device_id only to silence it
+        "https://github.com/bmaltais/kohya_ss/issues/2933 https://github.com/deepspeedai/DeepSpeed/pull/7266",
+    ),
+    (
+        "torch-barrier-device-notice",
+        "[W404 00:15:21.693690333 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to perform "
+        "barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank "
+        "to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device, or call "
+        "init_process_group() with a device_id.",
+        "https://github.com/deepspeedai/DeepSpeed/pull/7266 https://github.com/kohya-ss/sd-scripts/issues/1925",
+    ),
+    (
+        "vllm-spawn-notice",
+        "WARNING 05-01 10:00:00 [utils.py:2500] We must use the `spawn` multiprocessing start method. Overriding "
+        "VLLM_WORKER_MULTIPROC_METHOD to 'spawn'. See https://docs.vllm.ai/en/latest/getting_started/"
+        "troubleshooting.html#python-multiprocessing for more information. Reason: CUDA is initialized",
+        # vLLM's maintainers added the override so that the fork failure cannot happen
+        "https://github.com/vllm-project/vllm/pull/8823 https://github.com/vllm-project/vllm/pull/11074",
+    ),
+    (
+        "qwen-flash-attn-import-notice",
+        "\n".join([
+            "Warning: import flash_attn rotary fail, please install FlashAttention rotary to get higher efficiency "
+            "https://github.com/Dao-AILab/flash-attention/tree/main/csrc/rotary",
+            "Warning: import flash_attn rms_norm fail, please install FlashAttention layer_norm to get higher "
+            "efficiency https://github.com/Dao-AILab/flash-attention/tree/main/csrc/layer_norm",
+        ]),
+        # a maintainer: the warning "does not affect fine-tuning or inference"; openai_api.py serves after it
+        "https://github.com/InternLM/xtuner/issues/295 https://github.com/QwenLM/Qwen/issues/522",
+    ),
+    (
+        "docker-host-network-ports-notice",
+        "\n".join([
+            "Status: Downloaded newer image for selenium/standalone-chrome:3",
+            "WARNING: Published ports are discarded when using host network mode",
+        ]),
+        # "No behavior change is introduced" by dropping -p; Docker's maintainer explains -p is not needed with host
+        "https://github.com/moodlehq/moodle-plugin-ci/issues/147 https://github.com/AI-Hypercomputer/tpu-recipes/"
+        "pull/119 https://github.com/docker/for-mac/issues/3143",
+    ),
+    (
+        "requests-dependency-notice",
+        "\n".join([
+            "/usr/lib/python2.7/site-packages/requests/__init__.py:91: RequestsDependencyWarning: urllib3 (1.25.2) or "
+            "chardet (3.0.4) doesn't match a supported version!",
+            "  RequestsDependencyWarning)",
+        ]),
+        # a maintainer: "this is just a notice and a warning and won't actually affect you"
+        "https://github.com/whipper-team/whipper/issues/400 https://github.com/rianhunter/dbxfs/issues/36",
+    ),
+    (
+        "ray-metrics-exporter-notice",
+        "\n".join([
+            "(pid=gcs_server) [2026-03-03 13:07:44,212 E 521611  (gcs_server) gcs_server.cc:303: Failed to establish "
+            "connection to the event+metrics exporter agent.   Events and metrics will not be exported. Exporter  "
+            "agent status: RpcError: Running out of retries to  initialize the metrics agent. rpc_code: 14",
+            "(raylet) [2026-03-03 13:07:48,113 E 522139 522139]  (raylet) main.cc:1032: Failed to establish connection "
+            "to the metrics exporter agent.  Metrics will not be exported.  Exporter agent status: RpcError: Running "
+            "out of retries to initialize the metrics agent. rpc_code: 14",
+        ]),
+        # the same lines with the job's work after them (https://github.com/autonomousvision/navsim/issues/175) already
+        # read as harmless; Ray's older wording of the notice said "This won't affect Ray"
+        "https://github.com/ZhengYinan-AIR/Diffusion-Planner/issues/82 https://github.com/NovaSky-AI/SkyRL/issues/1103 "
+        "https://github.com/ray-project/ray/issues/32044",
+    ),
+    (
+        "vllm-commit-hash-notice",
+        "\n".join([
+            "(main_task pid=868545) /remote-home1/lji/anaconda3/envs/logic/lib/python3.9/site-packages/vllm/"
+            "connections.py:8: RuntimeWarning: Failed to read commit hash:",
+            "(main_task pid=868545) No module named 'vllm._version'",
+            "(main_task pid=868545)   from vllm.version import __version__ as VLLM_VERSION",
+        ]),
+        # "it does not seem to affect the program, I ignore it for now"; verl's maintainer: "This will not cause
+        # actual error". With the engine's next lines after it (https://github.com/vllm-project/vllm/issues/9356)
+        # it already read as harmless.
+        "https://github.com/Unakar/Logic-RL/issues/7 https://github.com/verl-project/verl/issues/393 "
+        "https://github.com/vllm-project/vllm/issues/9421",
+    ),
+    (
+        "ngc-minor-version-compat-notice",
+        "\n".join([
+            "WARNING: CUDA Minor Version Compatibility mode ENABLED.",
+            "  Using driver version 510.47.03 which has support for CUDA 11.6.  This container",
+            "  was built with CUDA 11.8 and will be run in Minor Version Compatibility mode.",
+            "  CUDA Forward Compatibility is preferred over Minor Version Compatibility for use",
+            "  with this container but was unavailable:",
+            "  [[Forward compatibility was attempted on non supported HW (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) "
+            "cuInit()=804]]",
+            "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details.",
+        ]),
+        # Triton's server starts after the banner; a user runs a newer container on an older driver of the same
+        # major version "successfully" and asks what the banner means
+        "https://github.com/triton-inference-server/server/issues/5197 https://github.com/triton-inference-server/"
+        "server/issues/3955",
+    ),
+    (
+        "ngc-minor-version-compat-notice",
+        "\n".join([
+            "WARNING: CUDA Minor Version Compatibility mode ENABLED.",
+            "  Using driver version 455.45.01 which has support for CUDA 11.1.  This container",
+            "  was built with CUDA 11.4 and will be run in Minor Version Compatibility mode.",
+            "  CUDA Forward Compatibility is preferred over Minor Version Compatibility for use",
+            "  with this container but was unavailable:",
+            "  [[No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100]]",
+            "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details.",
+        ]),
+        # in the same container "cudaCheck ... says CUDA Driver OK"
+        "https://github.com/triton-inference-server/server/issues/3518 https://github.com/NVIDIA/TensorRT-LLM/pull/"
+        "19345",
+    ),
+    (
+        "pip-invalid-distribution-notice",
+        "\n".join([
+            "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
+            "python39\\lib\\site-packages)",
+            "Collecting numpy",
+            "  Using cached numpy-1.21.1-cp39-cp39-win_amd64.whl (14.0 MB)",
+            "Installing collected packages: numpy",
+            "Successfully installed numpy-1.21.1",
+        ]),
+        # the install succeeds; "it appears to be running through the program without any issues"
+        "https://github.com/pypa/pip/issues/10289 https://github.com/Djdefrag/QualityScaler/issues/103 "
+        "https://github.com/jgonggrijp/pip-review/issues/89",
+    ),
+]
+
+
+def _case_ids() -> list[str]:
+    return [f"{n[0]}-{i}" for i, n in enumerate(NOTICES)]
+
+
+@pytest.mark.parametrize(("rule", "text", "urls"), NOTICES, ids=_case_ids())
+def test_a_round_three_notice_is_benign(tmp_path: Path, rule: str, text: str, urls: str) -> None:
+    assert len(urls.split()) >= 2 and all(u.startswith("https://github.com/") for u in urls.split())
+    top, rules = log_verdict(tmp_path, text)
+    assert (top, rule in rules) == ("benign", True), (top, rules)
+
+
+def test_the_server_notices_are_benign_in_a_service_too(tmp_path: Path) -> None:
+    # SGLang, vLLM and Ray's workers run as services; the stage kind must not change their notices.
+    for rule, text, _ in NOTICES:
+        if rule in ("triton-operand-order-notice", "vllm-spawn-notice", "ray-metrics-exporter-notice"):
+            top, rules = log_verdict(tmp_path, text, kind="service")
+            assert (top, rule in rules) == ("benign", True), (text, top, rules)
+
+
+def test_ranks_that_fail_after_the_barrier_notice_are_fatal(tmp_path: Path) -> None:
+    # The barrier notice, then torchrun reports a rank that exited 1:
+    # https://github.com/hiyouga/LlamaFactory/issues/5769
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "[rank0]:[W1021 18:28:20.000000000 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to "
+        "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if "
+        "this rank to GPU mapping is incorrect.Specify device_ids in barrier() to force use of a particular device,or "
+        "call init_process_group() with a device_id.",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "/home/user/LLaMA-Factory/src/llamafactory/launcher.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-10-21_18:28:30",
+        "  host      : a82f44beb-ab8b-41f5-b995-1adc32a600e0",
+        "  rank      : 3 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 16382)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]))
+    assert top == "fatal" and "torch-barrier-device-notice" not in rules, (top, rules)
+
+
+def test_the_fork_failure_the_spawn_notice_avoids_is_fatal(tmp_path: Path) -> None:
+    # Where vLLM did not override the start method, the forked worker cannot use CUDA:
+    # https://github.com/vllm-project/vllm/issues/12189 (and #7151)
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "ERROR 01-19 03:55:24 multiproc_worker_utils.py:233] Exception in worker VllmWorkerProcess while processing "
+        "method init_device: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you "
+        "must use the 'spawn' start method, Traceback (most recent call last):",
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+        "the 'spawn' start method",
+    ]), kind="service")
+    assert top == "fatal" and "vllm-spawn-notice" not in rules, (top, rules)
+
+
+def test_a_broken_flash_attn_build_is_not_the_qwen_notice(tmp_path: Path) -> None:
+    # A flash-attn binary that does not match torch fails the model's import:
+    # https://github.com/Dao-AILab/flash-attention/issues/867
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "Warning: import flash_attn rotary fail, please install FlashAttention rotary to get higher efficiency "
+        "https://github.com/Dao-AILab/flash-attention/tree/main/csrc/rotary",
+        "RuntimeError: Failed to import transformers.models.qwen2.modeling_qwen2 because of the following error "
+        "(look up to see its traceback):",
+        "/mnt/pfs/zhangfan/system/anaconda/envs/swift/lib/python3.10/site-packages/flash_attn-2.5.5-py3.10-linux-"
+        "x86_64.egg/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15sum_IntList_"
+        "out4callERKNS_6TensorEN3c1016OptionalArrayRefIlEEbSt8optionalINS5_10ScalarTypeEERS2_",
+    ]))
+    assert top == "fatal" and "qwen-flash-attn-import-notice" not in rules, (top, rules)
+
+
+def test_a_program_failing_after_the_requests_notice_is_not_benign(tmp_path: Path) -> None:
+    # The notice, then the program's own failure: https://github.com/cquest/tootbot/issues/15
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "/usr/lib/python3/dist-packages/requests/__init__.py:89: RequestsDependencyWarning: urllib3 (1.26.12) or "
+        "chardet (3.0.4) doesn't match a supported version!",
+        '  warnings.warn("urllib3 ({}) or chardet ({}) doesn\'t match a supported "',
+        "ERROR: First Login Failed!",
+    ]))
+    assert top == "fatal", (top, rules)
+
+
+def test_a_failed_pip_install_after_the_invalid_distribution_notice_is_fatal(tmp_path: Path) -> None:
+    # pip's notice (https://github.com/pypa/pip/issues/9906), then pip's real failure as posted in
+    # https://github.com/pytorch/pytorch/issues/20631: the notice must not hide it.
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "WARNING: Ignoring invalid distribution -ip (d:\\python 3.8\\lib\\site-packages)",
+        "Collecting torch==0.3.1",
+        "  ERROR: Could not find a version that satisfies the requirement torch==0.3.1 (from versions: 0.1.2, "
+        "0.1.2.post1)",
+        "ERROR: No matching distribution found for torch==0.3.1",
+    ]))
+    assert top == "fatal" and "pip-invalid-distribution-notice" not in rules, (top, rules)
+
+
+def test_the_lightning_tensor_core_advice_is_left_as_it_was(tmp_path: Path) -> None:
+    # Lightning's wording of the TF32 advice already reads as information; the rule takes only torch.compile's:
+    # https://github.com/mittagessen/kraken/issues/596 ("You can ignore this warning")
+    top, rules = log_verdict(
+        tmp_path,
+        "You are using a CUDA device ('NVIDIA GeForce RTX 4070') that has Tensor Cores. To properly utilize them, "
+        "you should set `torch.set_float32_matmul_precision('medium' | 'high')` which will trade-off precision for "
+        "performance. For more details, read https://pytorch.org/docs/stable/generated/"
+        "torch.set_float32_matmul_precision.html#torch.set_float32_matmul_precision",
+    )
+    assert top == "info" and "torch-tf32-notice" not in rules, (top, rules)
+
+
+def test_a_driver_too_old_for_the_container_is_not_the_compat_notice(tmp_path: Path) -> None:
+    # The banner of a driver the container cannot use at all, then CUDA fails to initialise:
+    # https://github.com/triton-inference-server/server/issues/2245 (and #1838). It reads as a warning today,
+    # not as harmless; the rule must not take it.
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "ERROR: This container was built for NVIDIA Driver Release 455.23 or later, but",
+        "       version 440.44 was detected and compatibility mode is UNAVAILABLE.",
+        "",
+        "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]",
+        "",
+        "I1111 10:19:13.972355 1 metrics.cc:184] found 2 GPUs supporting NVML metrics",
+        "E1111 10:19:14.014987 1 pinned_memory_manager.cc:192] failed to allocate pinned system memory: "
+        "initialization error",
+    ]))
+    assert top in ("fatal", "warning") and "ngc-minor-version-compat-notice" not in rules, (top, rules)
+
+
+def test_a_real_forward_compatibility_failure_is_still_fatal(tmp_path: Path) -> None:
+    # The same CUDA error raised by a program, not printed by the banner, ends it:
+    # https://github.com/SYSTRAN/faster-whisper/issues/653
+    top, rules = log_verdict(
+        tmp_path, "RuntimeError: CUDA failed with error forward compatibility was attempted on non supported HW"
+    )
+    assert top == "fatal" and "ngc-minor-version-compat-notice" not in rules, (top, rules)
+
