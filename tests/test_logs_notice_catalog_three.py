@@ -178,6 +178,73 @@ NOTICES = [
         "19345",
     ),
     (
+        "vllm-config-not-set-notice",
+        "\n".join([
+            "(EngineCore_DP0 pid=3978) INFO 12-07 21:28:40 [kernel_warmup.py:65] Warming up FlashInfer attention.",
+            "(EngineCore_DP0 pid=3978) WARNING 12-07 21:28:41 [vllm.py:1375] Current vLLM config is not set.",
+            "(EngineCore_DP0 pid=3978) INFO 12-07 21:28:41 [scheduler.py:228] Chunked prefill is enabled with "
+            "max_num_batched_tokens=2048.",
+        ]),
+        # the engine goes on to capture its CUDA graphs; the maintainers removed the message as noise
+        "https://github.com/vllm-project/vllm/issues/30240 https://github.com/vllm-project/vllm/pull/29999",
+    ),
+    (
+        "vllm-config-not-set-notice",
+        "\n".join([
+            "(EngineCore_DP4 pid=4095168) WARNING 11-25 21:32:26 [vllm.py:1155] Current vLLM config is not set.",
+            "(EngineCore_DP6 pid=4095170) WARNING 11-25 21:32:26 [vllm.py:1155] Current vLLM config is not set.",
+        ]),
+        # "repeating useless information"; a vendor fork: "This message flushes other logs"
+        "https://github.com/vllm-project/vllm/pull/29445 https://github.com/EnflameTechnology/vllm-gcu/issues/8",
+    ),
+    (
+        "bnb-int8-cast-notice",
+        "\n".join([
+            "UserWarning: MatMul8bitLt: inputs will be cast from torch.float32 to float16 during quantization",
+            '  warnings.warn(f"MatMul8bitLt: inputs will be cast from {A.dtype} to float16 during quantization")',
+        ]),
+        # a maintainer: "this warning will not affect the performance"; PEFT's maintainer explains the cast
+        "https://github.com/AGI-Edgerunners/LLM-Adapters/issues/15 https://github.com/huggingface/peft/issues/2424",
+    ),
+    (
+        "bnb-int8-cast-notice",
+        "/usr/local/lib/python3.8/dist-packages/bitsandbytes/autograd/_functions.py:322: UserWarning: MatMul8bitLt: "
+        "inputs will be cast from torch.bfloat16 to float16 during quantization",
+        # the maintainer: 8-bit training does not use bf16 (the cast is by design)
+        "https://github.com/hiyouga/LlamaFactory/issues/2132 https://github.com/AGI-Edgerunners/LLM-Adapters/issues/15",
+    ),
+    (
+        "torch-nested-tensor-notice",
+        "\n".join([
+            "UserWarning: enable_nested_tensor is True, but self.use_nested_tensor is False because "
+            "encoder_layer.self_attn.batch_first was not True(use batch_first for better inference performance)",
+            '  warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because '
+            '{why_not_sparsity_fast_path}")',
+        ]),
+        # printed by nn.Transformer() with its default settings; a project that switched layouts saw no real change
+        "https://github.com/pytorch/pytorch/issues/137173 https://github.com/CUNY-CL/yoyodyne/issues/214",
+    ),
+    (
+        "torch-nested-tensor-notice",
+        "UserWarning: enable_nested_tensor is True, but self.use_nested_tensor is False because "
+        "encoder_layer.norm_first was True",
+        "https://github.com/CUNY-CL/yoyodyne/issues/214 https://github.com/pytorch/pytorch/issues/137173",
+    ),
+    (
+        "deepspeed-sparse-attn-notice",
+        "\n".join([
+            "random_ltd ............. [NO] ....... [OKAY]",
+            " [WARNING]  sparse_attn requires a torch version >= 1.5 but detected 2.0",
+            " [WARNING]  using untested triton version (2.0.0), only 1.0.0 is known to be compatible",
+            "sparse_attn ............ [NO] ....... [NO]",
+            "spatial_inference ...... [NO] ....... [OKAY]",
+        ]),
+        # every other op of the report is [OKAY]; the maintainers: triton>=2 is supported for inference, only sparse
+        # attention wants 1.0
+        "https://github.com/deepspeedai/DeepSpeed/pull/3152 https://github.com/deepspeedai/DeepSpeed/issues/3480 "
+        "https://github.com/deepspeedai/DeepSpeed/issues/3863",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
@@ -330,4 +397,16 @@ def test_a_real_forward_compatibility_failure_is_still_fatal(tmp_path: Path) -> 
         tmp_path, "RuntimeError: CUDA failed with error forward compatibility was attempted on non supported HW"
     )
     assert top == "fatal" and "ngc-minor-version-compat-notice" not in rules, (top, rules)
+
+
+def test_a_sparse_attn_build_that_fails_is_not_the_op_report_notice(tmp_path: Path) -> None:
+    # The same notes, then the install's own failure to build the op:
+    # https://github.com/P2Enjoy/kohya_ss-docker/issues/6. That ERROR reads as a warning today (the install
+    # may go on without the op); the rule must not make it harmless.
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "[WARNING]  using untested triton version (2.0.0), only 1.0.0 is known to be compatible",
+        "[WARNING]  One can disable sparse_attn with DS_BUILD_SPARSE_ATTN=0",
+        "[ERROR]  Unable to pre-compile sparse_attn",
+    ]))
+    assert top != "benign" and "deepspeed-sparse-attn-notice" not in rules, (top, rules)
 
