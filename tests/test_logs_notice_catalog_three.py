@@ -245,32 +245,6 @@ NOTICES = [
         "https://github.com/deepspeedai/DeepSpeed/issues/3863",
     ),
     (
-        "transformers-generation-flag-notice",
-        "\n".join([
-            "D:\\OOBABOOGA\\installer_files\\env\\lib\\site-packages\\transformers\\generation\\configuration_utils.py:"
-            "362: UserWarning: `do_sample` is set to `False`. However, `temperature` is set to `0.7` -- this flag is only "
-            "used in sample-based generation modes. You should set `do_sample=True` or unset `temperature`.",
-            "  warnings.warn(",
-            "D:\\OOBABOOGA\\installer_files\\env\\lib\\site-packages\\transformers\\generation\\configuration_utils.py:"
-            "367: UserWarning: `do_sample` is set to `False`. However, `top_p` is set to `0.9` -- this flag is only used "
-            "in sample-based generation modes. You should set `do_sample=True` or unset `top_p`.",
-            "  warnings.warn(",
-            "Output generated in 2.20 seconds (10.44 tokens/s, 23 tokens, context 592, seed 1174144596)",
-        ]),
-        # "It can generate an output fine with no issues"; transformers' maintainers on the same warning for
-        # temperature=0.0 with greedy decoding
-        "https://github.com/oobabooga/textgen/issues/3701 https://github.com/huggingface/transformers/issues/33427",
-    ),
-    (
-        "transformers-generation-flag-notice",
-        "UserWarning: `do_sample` is set to `False`. However, `temperature` is set to `0.0` -- this flag is only used "
-        "in sample-based generation modes. You should set `do_sample=True` or unset `temperature`. This was detected "
-        "when initializing the generation config instance, which means the corresponding file may hold incorrect "
-        "parameterization and should be fixed.",
-        "https://github.com/huggingface/transformers/issues/33427 https://github.com/huggingface/transformers/issues/"
-        "36896",
-    ),
-    (
         "torch-numpy-readonly-notice",
         "\n".join([
             "ComfyUI\\custom_nodes\\ComfyUI-GGUF\\loader.py:65: UserWarning: The given NumPy array is not writable, and "
@@ -461,29 +435,4 @@ def test_a_sparse_attn_build_that_fails_is_not_the_op_report_notice(tmp_path: Pa
         "[ERROR]  Unable to pre-compile sparse_attn",
     ]))
     assert top != "benign" and "deepspeed-sparse-attn-notice" not in rules, (top, rules)
-
-
-def test_an_invalid_generation_config_that_cannot_be_saved_is_fatal(tmp_path: Path) -> None:
-    # The same words quoted in the exception that stops saving the model: https://github.com/modelscope/ms-swift/
-    # issues/1943. The rule takes the logged warning only.
-    top, rules = log_verdict(tmp_path, "\n".join([
-        "ValueError: The generation config instance is invalid -- `.validate()` throws warnings and/or exceptions. "
-        "Fix these issues to save the configuration.",
-        "",
-        "Thrown during validation:",
-        "[UserWarning('`do_sample` is set to `False`. However, `temperature` is set to `0.0` -- this flag is only used "
-        "in sample-based generation modes. You should set `do_sample=True` or unset `temperature`.')]",
-    ]))
-    assert top == "fatal" and "transformers-generation-flag-notice" not in rules, (top, rules)
-
-
-def test_a_crash_after_the_generation_notice_is_fatal(tmp_path: Path) -> None:
-    # The notices, then the process dies: https://github.com/haotian-liu/LLaVA/issues/1859
-    top, rules = log_verdict(tmp_path, "\n".join([
-        "UserWarning: `do_sample` is set to `False`. However, `temperature` is set to `0.0` -- this flag is only used "
-        "in sample-based generation modes. You should set `do_sample=True` or unset `temperature`.",
-        "  warnings.warn(",
-        "Floating point exception (core dumped)",
-    ]))
-    assert top == "fatal" and "transformers-generation-flag-notice" not in rules, (top, rules)
 
