@@ -271,6 +271,20 @@ NOTICES = [
         "https://github.com/logix-project/logix/issues/64 https://github.com/city96/ComfyUI-GGUF/issues/232",
     ),
     (
+        "vllm-custom-allreduce-p2p-notice",
+        "\n".join([
+            "(VllmWorker rank=0 pid=2057) INFO 08-06 03:26:00 [custom_all_reduce_utils.py:246] reading GPU P2P access "
+            "cache from /root/.cache/vllm/gpu_p2p_access_cache_for_1,2.json",
+            "(VllmWorker rank=0 pid=2057) WARNING 08-06 03:26:00 [custom_all_reduce.py:147] Custom allreduce is disabled "
+            "because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify "
+            "disable_custom_all_reduce=True explicitly.",
+        ]),
+        # as posted in a start-up log; a vLLM maintainer on the family of these messages: "we shouldn't be warning
+        # users about expected behavior"; vLLM's RFC #56128 describes the gate and the NCCL path taken instead
+        "https://github.com/vllm-project/vllm/issues/22304 https://github.com/vllm-project/vllm/pull/14125 "
+        "https://github.com/vllm-project/vllm/issues/56128",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
@@ -435,4 +449,13 @@ def test_a_sparse_attn_build_that_fails_is_not_the_op_report_notice(tmp_path: Pa
         "[ERROR]  Unable to pre-compile sparse_attn",
     ]))
     assert top != "benign" and "deepspeed-sparse-attn-notice" not in rules, (top, rules)
+
+
+def test_custom_allreduce_without_peer_access_is_still_fatal(tmp_path: Path) -> None:
+    # Where custom all-reduce is not disabled on GPUs without P2P, the server dies:
+    # https://github.com/sgl-project/sglang/issues/4814
+    top, rules = log_verdict(
+        tmp_path, "RuntimeError: CUDART error: peer access is not supported between these two devices", kind="service"
+    )
+    assert top == "fatal" and "vllm-custom-allreduce-p2p-notice" not in rules, (top, rules)
 
