@@ -285,6 +285,33 @@ NOTICES = [
         "https://github.com/vllm-project/vllm/issues/56128",
     ),
     (
+        "rccl-iommu-notice",
+        "\n".join([
+            "g1072:1263985:1263985 [0] NCCL INFO Bootstrap : Using bond0:10.64.4.23<0>",
+            "g1072:1263985:1263985 [0] NCCL INFO NET/Plugin : No plugin found (librccl-net.so), using internal "
+            "implementation",
+            "",
+            "g1072:1263985:1263985 [0] /long_pathname_so_that_rpms_can_package_the_debug_info/src/extlibs/rccl/build/"
+            "src/init.cpp:122 NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to system "
+            "instablity or hang!",
+        ]),
+        # ROCm's maintainers: "The warning is a false positive and creates unnecessary support noise; workloads run
+        # correctly if the warning is ignored" (kernels with passthrough by default), and false in virtual machines
+        "https://github.com/ROCm/rccl/issues/1026 https://github.com/ROCm/rocm-systems/pull/7916 "
+        "https://github.com/ROCm/rccl/pull/2112",
+    ),
+    (
+        "rccl-iommu-notice",
+        "\n".join([
+            "UVOSLinux:2386:2386 [0] NCCL INFO Kernel version: 6.6.64-1",
+            "",
+            "UVOSLinux:2386:2386 [0] /usr/src/debug/rccl/build/hipify/src/init.cc:163 NCCL WARN Missing \"iommu=pt\" "
+            "from kernel command line which can lead to system instablity or hang!",
+            "UVOSLinux:2386:2386 [1] NCCL INFO ROCr version 1.1",
+        ]),
+        "https://github.com/ROCm/rccl/issues/1454 https://github.com/ROCm/rocm-systems/pull/7916",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
@@ -458,4 +485,18 @@ def test_custom_allreduce_without_peer_access_is_still_fatal(tmp_path: Path) -> 
         tmp_path, "RuntimeError: CUDART error: peer access is not supported between these two devices", kind="service"
     )
     assert top == "fatal" and "vllm-custom-allreduce-p2p-notice" not in rules, (top, rules)
+
+
+def test_a_real_nccl_failure_next_to_the_iommu_notice_is_fatal(tmp_path: Path) -> None:
+    # The notice, then an IB completion error and NCCL's error trace as posted in
+    # https://github.com/NVIDIA/nccl/issues/1710 (markdown links around the file names removed).
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "UVOSLinux:2386:2386 [0] /usr/src/debug/rccl/build/hipify/src/init.cc:163 NCCL WARN Missing \"iommu=pt\" from "
+        "kernel command line which can lead to system instablity or hang!",
+        "node023:10214:10303 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion from peer "
+        "10.1.3.201<33057> with status=9 opcode=0 len=0 vendor err 138 (Send) localGid ::ffff:10.206.1.23 "
+        "remoteGids::ffff:10.206.1.11",
+        "node023:10214:10303 [0] NCCL INFO transport/net.cc:1137 -> 6",
+    ]))
+    assert top == "fatal" and "rccl-iommu-notice" not in rules, (top, rules)
 
