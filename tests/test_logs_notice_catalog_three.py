@@ -312,6 +312,58 @@ NOTICES = [
         "https://github.com/ROCm/rccl/issues/1454 https://github.com/ROCm/rocm-systems/pull/7916",
     ),
     (
+        "torch-threadpool-fork-notice",
+        "\n".join([
+            "[W pthreadpool-cpp.cc:90] Warning: Leaking Caffe2 thread-pool after fork. (function pthreadpool)",
+            "[W pthreadpool-cpp.cc:90] Warning: Leaking Caffe2 thread-pool after fork. (function pthreadpool)",
+            "Epoch: [6][10/200]      Time 0.399 (0.484)      Data 0.000 (0.075)      Loss 0.296 (0.452)",
+            "Epoch: [6][20/200]      Time 0.405 (0.447)      Data 0.000 (0.038)      Loss 0.445 (0.449)",
+        ]),
+        # the epochs go on between the notices; PyTorch's issue: printed whenever DataLoader workers with pinned
+        # memory fork, and a maintainer elsewhere: "might be normal behaviour"
+        "https://github.com/alibaba/cluster-contrast-reid/issues/27 https://github.com/pytorch/pytorch/issues/57273 "
+        "https://github.com/nianticlabs/monodepth2/issues/371",
+    ),
+    (
+        "torch-threadpool-fork-notice",
+        "\n".join([
+            "epoch 2:",
+            "[W pthreadpool-cpp.cc:88] Warning: Leaking Caffe2 thread-pool after fork. (function pthreadpool)",
+            "[W pthreadpool-cpp.cc:88] Warning: Leaking Caffe2 thread-pool after fork. (function pthreadpool)",
+            "epoch 3:",
+        ]),
+        "https://github.com/pytorch/pytorch/issues/57273 https://github.com/lucidrains/lightweight-gan/issues/93",
+    ),
+    (
+        "torch-cuda-ipc-exit-notice",
+        "\n".join([
+            "********** post-processing 0 steps **********",
+            "******* extracting final mesh *******",
+            "[W CudaIPCTypes.cpp:15] Producer process has been terminated before all shared CUDA tensors released. See "
+            "Note [Sharing CUDA tensors]",
+            "********** get color from network **********",
+        ]),
+        # "it does not affect the normal operation of the program"; the maintainers: "should only appear after the
+        # program ends and does not affect the result"
+        "https://github.com/zju3dv/Vox-Fusion/issues/6 https://github.com/zju3dv/Vox-Fusion/issues/9",
+    ),
+    (
+        "mesg-ttyname-notice",
+        "\n".join([
+            "==> opdk: mesg: ttyname failed: Inappropriate ioctl for device",
+            "==> opdk: Creating ucddb",
+            "==> opdk: Creating blueprintdb",
+        ]),
+        # "You can safely ignore these errors"; util-linux made mesg silent about it ("Lots of people are confused")
+        "https://github.com/stackinabox/stackinabox.io/issues/1 https://github.com/util-linux/util-linux/pull/675",
+    ),
+    (
+        "mesg-ttyname-notice",
+        "mesg: ttyname failed: Inappropriate ioctl for device",
+        # "This is not causing any issues"; a Docker build whose "result is ok"
+        "https://github.com/controlplaneio/simulator/issues/74 https://github.com/phusion/passenger-docker/issues/213",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
@@ -499,4 +551,17 @@ def test_a_real_nccl_failure_next_to_the_iommu_notice_is_fatal(tmp_path: Path) -
         "node023:10214:10303 [0] NCCL INFO transport/net.cc:1137 -> 6",
     ]))
     assert top == "fatal" and "rccl-iommu-notice" not in rules, (top, rules)
+
+
+def test_a_dataloader_worker_that_dies_next_to_the_fork_notices_is_fatal(tmp_path: Path) -> None:
+    # The fork and IPC notices come from DataLoader workers; a worker that really dies is reported by the loader
+    # itself (https://github.com/facebookresearch/detectron2/issues/384, the notices from
+    # https://github.com/pytorch/pytorch/issues/57273 and https://github.com/zju3dv/Vox-Fusion/issues/6).
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "[W pthreadpool-cpp.cc:88] Warning: Leaking Caffe2 thread-pool after fork. (function pthreadpool)",
+        "[W CudaIPCTypes.cpp:15] Producer process has been terminated before all shared CUDA tensors released. See "
+        "Note [Sharing CUDA tensors]",
+        "RuntimeError: DataLoader worker (pid(s) 25) exited unexpectedly",
+    ]))
+    assert top == "fatal" and not rules & {"torch-threadpool-fork-notice", "torch-cuda-ipc-exit-notice"}, (top, rules)
 
