@@ -364,6 +364,56 @@ NOTICES = [
         "https://github.com/controlplaneio/simulator/issues/74 https://github.com/phusion/passenger-docker/issues/213",
     ),
     (
+        "rocm-amdgpu-ids-notice",
+        "\n".join([
+            "Collecting environment information...",
+            "amdgpu.ids: No such file or directory",
+            "amdgpu.ids: No such file or directory",
+            "PyTorch version: 2.5.1+rocm6.2",
+        ]),
+        # PyTorch removed the "benign warning about missing amdgpu.ids"; AMD: "This is not a fatal error, however, it
+        # can be annoying"
+        "https://github.com/pytorch/pytorch/issues/144203 https://github.com/pytorch/pytorch/pull/147791 "
+        "https://github.com/ROCm/pytorch/issues/984",
+    ),
+    (
+        "rocm-amdgpu-ids-notice",
+        "\n".join([
+            "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory",
+            "True",
+        ]),
+        # torch.cuda.is_available() answers True right after it
+        "https://github.com/ROCm/legacy-rocm-build/issues/5943 https://github.com/ROCm/pytorch/issues/984",
+    ),
+    (
+        "rocm-amdgpu-ids-notice",
+        "\n".join([
+            "/share/libdrm/amdgpu.ids: No such file or directory",
+            "/share/libdrm/amdgpu.ids: No such file or directory",
+        ]),
+        "https://github.com/ROCm/TheRock/issues/147 https://github.com/pytorch/pytorch/pull/147791",
+    ),
+    (
+        "shell-locale-notice",
+        "\n".join([
+            "bash: warning: setlocale: LC_ALL: cannot change locale (en_US.utf-8)",
+            "root@fb26a2c66c74:/galaxy-central# echo $LC_ALL",
+            "en_US.utf-8",
+        ]),
+        # the container's shell works on; images fixed it by generating the locale or dropping the setting
+        "https://github.com/bgruening/docker-galaxy/issues/18 https://github.com/serversideup/docker-php/issues/37",
+    ),
+    (
+        "shell-locale-notice",
+        "\n".join([
+            "Last login: Sun Apr 12 11:05:35 2026 from 10.5.26.1",
+            "-bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8): No such file or directory",
+            "-bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8): No such file or directory",
+        ]),
+        # an ssh login that goes on; the same from `docker exec` into a running container
+        "https://github.com/dyrnq/install-docker/issues/26 https://github.com/jdeathe/centos-ssh/issues/38",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
