@@ -414,6 +414,39 @@ NOTICES = [
         "https://github.com/dyrnq/install-docker/issues/26 https://github.com/jdeathe/centos-ssh/issues/38",
     ),
     (
+        "pip-script-path-notice",
+        "\n".join([
+            "Installing collected packages: commonmark, pygments, typing-extensions, rich, image-go-nord, "
+            "gruvbox-factory",
+            "  WARNING: The script cmark is installed in '/home/amlan/.local/bin' which is not on PATH.",
+            "  Consider adding this directory to PATH or, if you prefer to suppress this warning, use "
+            "--no-warn-script-location.",
+        ]),
+        # the package is installed; a CI's maintainers removed it as a "useless pip warning"
+        "https://github.com/paulopacitti/gruvbox-factory/issues/18 https://github.com/odoo/runbot/pull/738",
+    ),
+    (
+        "pip-script-path-notice",
+        "\n".join([
+            "  WARNING: The scripts fonttools, pyftmerge, pyftsubset and ttx are installed in "
+            "'/Users/michiel/Library/Python/3.7/bin' which is not on PATH.",
+            "  Consider adding this directory to PATH or, if you prefer to suppress this warning, use "
+            "--no-warn-script-location.",
+        ]),
+        # after a clean install; a maintainer explains pip's default location for user installs
+        "https://github.com/PageBot/PageBot/issues/193 https://github.com/foobuzz/todo/issues/18",
+    ),
+    (
+        "pip-cache-dir-notice",
+        "WARNING: The directory '/config/.cache/pip' or its parent directory is not owned or is not writable by the "
+        "current user. The cache has been disabled. Check the permissions and owner of that directory. If executing "
+        "pip with sudo, you should use sudo's -H flag.",
+        # printed at a container's start while the packages install; pip's own thread: "the installation is
+        # successful"
+        "https://github.com/Neurrone/beets-audible/pull/5 https://github.com/pypa/pip/issues/4029 "
+        "https://github.com/tensorchord/envd/issues/170",
+    ),
+    (
         "pip-invalid-distribution-notice",
         "\n".join([
             "WARNING: Ignoring invalid distribution -ywin32 (c:\\users\\goura\\appdata\\local\\programs\\python\\"
@@ -614,4 +647,32 @@ def test_a_dataloader_worker_that_dies_next_to_the_fork_notices_is_fatal(tmp_pat
         "RuntimeError: DataLoader worker (pid(s) 25) exited unexpectedly",
     ]))
     assert top == "fatal" and not rules & {"torch-threadpool-fork-notice", "torch-cuda-ipc-exit-notice"}, (top, rules)
+
+
+def test_a_script_that_is_then_not_found_is_fatal(tmp_path: Path) -> None:
+    # The PATH notice, then the stage runs the script by name: https://github.com/AdaptiveScale/lxdui/issues/324
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "  WARNING: The script lxdui is installed in '/home/azureuser/.local/bin' which is not on PATH.",
+        "  Consider adding this directory to PATH or, if you prefer to suppress this warning, use "
+        "--no-warn-script-location.",
+        "/lxdui$ lxdui start",
+        "lxdui: command not found",
+    ]))
+    assert top == "fatal" and "pip-script-path-notice" not in rules, (top, rules)
+
+
+def test_an_install_that_fails_on_the_unwritable_cache_is_fatal(tmp_path: Path) -> None:
+    # pip says the cache is disabled, then fails on it anyway: https://github.com/pypa/pip/issues/7488
+    top, rules = log_verdict(tmp_path, "\n".join([
+        "WARNING: The directory '/tmp/brol/cache/http' or its parent directory is not owned by the current user and "
+        "the cache has been disabled. Please check the permissions and owner of that directory. If executing pip with "
+        "sudo, you may want sudo's -H flag.",
+        "WARNING: The directory 'cache' or its parent directory is not owned by the current user and caching wheels "
+        "has been disabled. check the permissions and owner of that directory. If executing pip with sudo, you may "
+        "want sudo's -H flag.",
+        "ERROR: Could not install packages due to an EnvironmentError: [Errno 13] Permission denied: "
+        "'cache/wheels/d7/de/2e/efa132238792efb6459a96e85916ef8597fcb3d2ae51590dfd'",
+        "Consider using the `--user` option or check the permissions.",
+    ]))
+    assert top == "fatal" and "pip-cache-dir-notice" not in rules, (top, rules)
 
