@@ -11,12 +11,12 @@ threads, not from the corpus.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import log_verdict
-
 
 # (rule, real line(s) as posted, the threads they were posted in)
 NOTICES = [
@@ -247,8 +247,8 @@ NOTICES = [
     (
         "torch-numpy-readonly-notice",
         "\n".join([
-            "ComfyUI\\custom_nodes\\ComfyUI-GGUF\\loader.py:65: UserWarning: The given NumPy array is not writable, and "
-            "PyTorch does not support non-writable tensors. This means writing to this tensor will result in undefined "
+            "ComfyUI\\custom_nodes\\ComfyUI-GGUF\\loader.py:65: UserWarning: The given NumPy array is not "
+            "writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will result in undefined "
             "behavior. You may want to copy the array to protect its data or make it writable before converting it to "
             "a tensor. This type of warning will be suppressed for the rest of this program. (Triggered internally at "
             "C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\torch\\csrc\\utils\\tensor_numpy.cpp:209.)",
@@ -275,8 +275,8 @@ NOTICES = [
         "\n".join([
             "(VllmWorker rank=0 pid=2057) INFO 08-06 03:26:00 [custom_all_reduce_utils.py:246] reading GPU P2P access "
             "cache from /root/.cache/vllm/gpu_p2p_access_cache_for_1,2.json",
-            "(VllmWorker rank=0 pid=2057) WARNING 08-06 03:26:00 [custom_all_reduce.py:147] Custom allreduce is disabled "
-            "because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify "
+            "(VllmWorker rank=0 pid=2057) WARNING 08-06 03:26:00 [custom_all_reduce.py:147] Custom allreduce is "
+            "disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify "
             "disable_custom_all_reduce=True explicitly.",
         ]),
         # as posted in a start-up log; a vLLM maintainer on the family of these messages: "we shouldn't be warning
@@ -675,4 +675,13 @@ def test_an_install_that_fails_on_the_unwritable_cache_is_fatal(tmp_path: Path) 
         "Consider using the `--user` option or check the permissions.",
     ]))
     assert top == "fatal" and "pip-cache-dir-notice" not in rules, (top, rules)
+
+
+def test_every_round_three_rule_has_its_threads_here() -> None:
+    # Each rule after the round-three comment is backed by at least one case above (two threads each), and
+    # each case names a rule of that block: no rule ships without the evidence it was written from.
+    pack = (Path(__file__).resolve().parent.parent / "eagle3tui" / "logs" / "builtin_rules.toml").read_text()
+    block = pack.split("# Notice catalog, round three", 1)[1].split("# -----", 1)[0]
+    ids = set(re.findall(r'^id = "([\w-]+)"$', block, re.MULTILINE))
+    assert len(ids) >= 20 and ids == {rule for rule, _text, _urls in NOTICES}, ids ^ {n[0] for n in NOTICES}
 
