@@ -248,8 +248,8 @@ NOTICES = [
         "torch-numpy-readonly-notice",
         "\n".join([
             "ComfyUI\\custom_nodes\\ComfyUI-GGUF\\loader.py:65: UserWarning: The given NumPy array is not "
-            "writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will result in undefined "
-            "behavior. You may want to copy the array to protect its data or make it writable before converting it to "
+            "writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will "
+            "result in undefined behavior. You may want to copy the array to protect its data or make it writable before converting it to "
             "a tensor. This type of warning will be suppressed for the rest of this program. (Triggered internally at "
             "C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\torch\\csrc\\utils\\tensor_numpy.cpp:209.)",
             "  torch_tensor = torch.from_numpy(tensor.data) # mmap",
@@ -276,8 +276,8 @@ NOTICES = [
             "(VllmWorker rank=0 pid=2057) INFO 08-06 03:26:00 [custom_all_reduce_utils.py:246] reading GPU P2P access "
             "cache from /root/.cache/vllm/gpu_p2p_access_cache_for_1,2.json",
             "(VllmWorker rank=0 pid=2057) WARNING 08-06 03:26:00 [custom_all_reduce.py:147] Custom allreduce is "
-            "disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify "
-            "disable_custom_all_reduce=True explicitly.",
+            "disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, "
+            "specify disable_custom_all_reduce=True explicitly.",
         ]),
         # as posted in a start-up log; a vLLM maintainer on the family of these messages: "we shouldn't be warning
         # users about expected behavior"; vLLM's RFC #56128 describes the gate and the NCCL path taken instead
