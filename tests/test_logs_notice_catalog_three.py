@@ -251,7 +251,8 @@ NOTICES = [
             "writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will "
             "result in undefined behavior. You may want to copy the array to protect its data or make it writable "
             "before converting it to a tensor. This type of warning will be suppressed for the rest of this program. "
-            "(Triggered internally at C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\torch\\csrc\\utils\\tensor_numpy.cpp:209.)",
+            "(Triggered internally at "
+            "C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\torch\\csrc\\utils\\tensor_numpy.cpp:209.)",
             "  torch_tensor = torch.from_numpy(tensor.data) # mmap",
         ]),
         # the maintainer: "This is just a warning, not an error ... it can be ignored"; another: "Safe to ignore"
