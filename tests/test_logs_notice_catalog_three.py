@@ -58,26 +58,6 @@ NOTICES = [
         "https://github.com/kijai/ComfyUI-KJNodes/issues/362 https://github.com/mittagessen/kraken/issues/596",
     ),
     (
-        "torch-barrier-device-notice",
-        "\n".join([
-            "[rank0]:[W1028 04:48:19.843866299 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to "
-            "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang "
-            "if this rank to GPU mapping is incorrect.Specify device_ids in barrier() to force use of a particular "
-            "device,or call init_process_group() with a device_id.",
-            "100%|##########| 16820/16820 [00:13<00:00, 1239.79it/s]",
-        ]),
-        # the ranks go on caching their data and training; DeepSpeed sets device_id only to silence it
-        "https://github.com/bmaltais/kohya_ss/issues/2933 https://github.com/deepspeedai/DeepSpeed/pull/7266",
-    ),
-    (
-        "torch-barrier-device-notice",
-        "[W404 00:15:21.693690333 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to perform "
-        "barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank "
-        "to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device, or call "
-        "init_process_group() with a device_id.",
-        "https://github.com/deepspeedai/DeepSpeed/pull/7266 https://github.com/kohya-ss/sd-scripts/issues/1925",
-    ),
-    (
         "vllm-spawn-notice",
         "WARNING 05-01 10:00:00 [utils.py:2500] We must use the `spawn` multiprocessing start method. Overriding "
         "VLLM_WORKER_MULTIPROC_METHOD to 'spawn'. See https://docs.vllm.ai/en/latest/getting_started/"
@@ -481,34 +461,6 @@ def test_the_server_notices_are_benign_in_a_service_too(tmp_path: Path) -> None:
         if rule in ("triton-operand-order-notice", "vllm-spawn-notice", "ray-metrics-exporter-notice"):
             top, rules = log_verdict(tmp_path, text, kind="service")
             assert (top, rule in rules) == ("benign", True), (text, top, rules)
-
-
-def test_ranks_that_fail_after_the_barrier_notice_are_fatal(tmp_path: Path) -> None:
-    # The barrier notice, then torchrun reports a rank that exited 1:
-    # https://github.com/hiyouga/LlamaFactory/issues/5769
-    top, rules = log_verdict(tmp_path, "\n".join([
-        "[rank0]:[W1021 18:28:20.000000000 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to "
-        "perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if "
-        "this rank to GPU mapping is incorrect.Specify device_ids in barrier() to force use of a particular device,or "
-        "call init_process_group() with a device_id.",
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-        "============================================================",
-        "/home/user/LLaMA-Factory/src/llamafactory/launcher.py FAILED",
-        "------------------------------------------------------------",
-        "Failures:",
-        "  <NO_OTHER_FAILURES>",
-        "------------------------------------------------------------",
-        "Root Cause (first observed failure):",
-        "[0]:",
-        "  time      : 2024-10-21_18:28:30",
-        "  host      : a82f44beb-ab8b-41f5-b995-1adc32a600e0",
-        "  rank      : 3 (local_rank: 1)",
-        "  exitcode  : 1 (pid: 16382)",
-        "  error_file: <N/A>",
-        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
-        "============================================================",
-    ]))
-    assert top == "fatal" and "torch-barrier-device-notice" not in rules, (top, rules)
 
 
 def test_the_fork_failure_the_spawn_notice_avoids_is_fatal(tmp_path: Path) -> None:
