@@ -22,10 +22,13 @@ only as a setting (``total_num_steps: 102``, ``max tokens per GPU = 3584``).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
+from eagle3tui.logs.offline import classify_log
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress
 from tests.conftest import log_verdict
 
 # (thread, line as posted, kind of stage that printed it)
@@ -266,11 +269,40 @@ LOOK_ALIKES: list[tuple[str, str, str]] = [
 ]
 
 
+# Still not recognised after round progress3, and why: a strict xfail, so that a change
+# that recognises one of them says so (and the line moves out of this list).
+KNOWN_MISSES: dict[str, str] = {
+    "                   all       3932       1523       0.98      0.986      0.994      0.987":
+        "a YOLO validation row: no counter, no unit, no name but 'all'",
+    "      199680         49920     float     max      -1    125.8    1.59    2.98      0    125.1    1.60    2.99      0":
+        "an nccl-tests result row: its columns are named once, in a header far above",
+    "|    total_timesteps      | 3584        |":
+        "one cell of stable-baselines' metrics table; 'total_..._steps: N' is a setting elsewhere",
+    "pytorch-1.9.0        | 871.6 MB  | 4          |   5%":
+        "conda's bar: a percentage after a column of partial-block digits, no counter or rate",
+    "steps:   1%|▋                                                        | 41/3280 [00:50<1:06:54,  1.24s/it, avr_loss=nan]":
+        "judged a warning: the loss is NaN, which is what the thread is about (the NaN rule outranks progress)",
+}
+
+
 def _ids(rows: list[tuple[str, str, str]]) -> list[str]:
     return [f"{u.split('github.com/')[1]}-{i}" for i, (u, _l, _k) in enumerate(rows)]
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), PROGRESS_LINES, ids=_ids(PROGRESS_LINES))
+def _params(rows: list[tuple[str, str, str]]) -> list:
+    return [
+        pytest.param(*row, id=rid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[row[1]])]
+                     if row[1] in KNOWN_MISSES else [])
+        for row, rid in zip(rows, _ids(rows), strict=True)
+    ]
+
+
+def test_known_misses_are_lines_of_the_set() -> None:
+    lines = {line for _u, line, _k in PROGRESS_LINES}
+    assert set(KNOWN_MISSES) <= lines
+
+
+@pytest.mark.parametrize(("url", "line", "kind"), _params(PROGRESS_LINES))
 def test_progress_line_is_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict == "progress", (url, line, verdict, rules)
@@ -280,3 +312,88 @@ def test_progress_line_is_progress(tmp_path: Path, url: str, line: str, kind: st
 def test_look_alike_is_not_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict != "progress", (url, line, verdict, rules)
+
+
+def _p(line: str) -> ProgressUpdate:
+    u = parse_progress(line.strip())
+    assert u is not None, line
+    return u
+
+
+def test_counter_shapes_carry_their_figures() -> None:
+    # https://github.com/desktop/desktop/issues/16662: a percentage, then its count in parentheses
+    u = _p("Receiving objects:  45% (176/389), 2.94 MiB | 1.16 MiB/s")
+    assert (u.n, u.total) == (176, 389)
+    # https://github.com/curl/curl/issues/2161: curl's meter row; time total, spent, left
+    u = _p(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k")
+    assert (u.percent, u.elapsed_s, u.remaining_s) == (12, 64, 7 * 60 + 34)
+    # https://github.com/catboost/catboost/issues/1028: a remaining time in several units
+    u = _p("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
+           "remaining: 1h 39m 38s")
+    assert u.remaining_s == 3600 + 39 * 60 + 38
+    # https://github.com/twosixlabs/armory/pull/185: a drawn bar, then bytes of bytes
+    u = _p("dc65f448a2e2: Downloading: [==>                                                ]  2.055MB/50.38MB")
+    assert (u.n, u.total, u.unit) == (pytest.approx(2.055e6), pytest.approx(50.38e6), "B")
+    # https://github.com/bigscience-workshop/biomedical/pull/881: tqdm with a unit after a blank
+    u = _p("Generating train split: 2 examples [00:04,  2.13s/ examples]")
+    assert (u.n, u.unit, u.elapsed_s) == (2, "examples", 4) and u.rate == pytest.approx(1 / 2.13)
+    # https://github.com/ray-project/ray/issues/34922: a counter and the time it has been running
+    u = _p("Training finished iter 4 at 2023-03-28 10:09:42 (running for 00:00:44.94)")
+    assert (u.n, u.elapsed_s) == (4, pytest.approx(44.94))
+    # https://github.com/meta-llama/llama-cookbook/issues/613: a figure and its spread, named by its cell
+    u = _p("|arc 25 shot                            |      1|none            |    25|acc_norm   |↑  |0.3000|±  |0.0461|")
+    assert u.metrics == {"acc_norm": 0.3}
+
+
+def test_round_and_glued_bar_found_in_a_log(tmp_path: Path) -> None:
+    # https://github.com/catboost/catboost/issues/664: the bare round and a colon, read as a rank prefix
+    # first; https://github.com/AI-Hypercomputer/maxtext/pull/3192: a bar with a glog line glued after it.
+    log = tmp_path / "a.log"
+    log.write_text("0:\tlearn: 56.2590112\ttest: 56.0987956\tbest: 56.0987956 (0)\n"
+                   "1:\tlearn: 54.6424166\ttest: 54.4864229\tbest: 54.4864229 (1)\n")
+    _, mon = classify_log(log)
+    assert mon.progress is not None and (mon.progress.n, mon.progress.unit) == (1, "round")
+    log.write_text(" 73%|███████▎  | 97/132 [00:12<00:02, 13.38it/s, RAM: 40.1/251.9GB (15.9%)]I0219 19:34:48.977004 "
+                   "136489015797568 utils.py:255] maxtext param: params-decoder-layers_remainder-layers_1-pre_ffw_norm-scale\n")
+    _, mon = classify_log(log)
+    assert mon.progress is not None and (mon.progress.n, mon.progress.total) == (97, 132)
+
+
+def test_no_progress_from_a_bar_that_a_death_follows(tmp_path: Path) -> None:
+    # The bar before a glued death is older than the death: no progress event from that line.
+    log = tmp_path / "a.log"
+    log.write_text("Loading: 10%|█         | 10/100 [00:02<00:03,  1.28it/s]Killed\n")
+    events, _ = classify_log(log, progress_events=True)
+    assert [e.kind for e in events] == ["fatal"], events
+
+
+@pytest.mark.parametrize("line", [
+    " 12 1431 12 177 0 0 2826 0 7 8",  # a row of numbers without the meter's clocks
+    "Memory usage on this node: 4.5/15.3 GiB",  # bytes of bytes without a bar
+    "0: eth0: <BROADCAST,MULTICAST,UP> mtu 1500",  # a numbered record without figures
+    "total_num_steps: 102",  # a plan, not a count
+    "Issue 12 ± details",  # a spread needs a figure before it
+])
+def test_shapes_that_are_not_progress(line: str) -> None:
+    assert parse_progress(line) is None, line
+
+
+@pytest.mark.parametrize("hostile", [
+    "|" * 5000,
+    "[" + "=" * 5000,
+    "[=====] " * 700 + "1/",
+    " 1 1M 1 1M" * 1000 + " 0:00:01",
+    "0:\t" + "a: 1\t" * 1500 + "x",
+    "|a|1|± " * 1000,
+    "1% (" * 2000,
+    "remaining: " + "1h " * 3000,
+    "running for " * 1000,
+    "1K " + ". " * 3000 + "1%",
+    "a:" + " " * 4000 + "1",
+    "x " * 3000 + "[00:01,  1.0s/ x]",
+    "Acc@" * 2000 + " 1",
+])
+def test_new_shapes_stay_linear(hostile: str) -> None:
+    t = time.perf_counter()
+    parse_progress(hostile)
+    assert time.perf_counter() - t < 0.5
