@@ -397,3 +397,23 @@ def test_new_shapes_stay_linear(hostile: str) -> None:
     t = time.perf_counter()
     parse_progress(hostile)
     assert time.perf_counter() - t < 0.5
+
+
+@pytest.mark.parametrize("line", [
+    "Receiving objects:  45% (184/408)",  # a percentage and its count
+    "Downloading: 45%",  # a percentage ending the line
+    "eval rate:            8.87 tokens/s",  # a rate ending the line
+    "[12/56] /usr/local/cuda/bin/nvcc -c flash_api.cu -o flash_api.o",  # a line led by its counter
+    " 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k",  # a meter row
+])
+@pytest.mark.parametrize("filler_lines", [10, 6000], ids=["small-block", "template-block"])
+def test_shapes_found_in_both_scans(tmp_path: Path, line: str, filler_lines: int) -> None:
+    # A small block is searched byte by byte, a catch-up block of >= 256 KiB by line template
+    # (digits zeroed, no newline): both must find the same progress line.
+    filler = "".join(f'INFO:     127.0.0.1:5{i % 10000:04d} - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+                     for i in range(filler_lines))
+    log = tmp_path / "a.log"
+    log.write_text(filler + line + "\n")
+    assert (filler_lines < 100) == (log.stat().st_size < 256 * 1024)
+    _, mon = classify_log(log)
+    assert mon.progress is not None and mon.progress_line == filler_lines + 1, line

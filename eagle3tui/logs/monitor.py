@@ -35,7 +35,7 @@ from eagle3tui.logs.judge import (
     Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback,
     next_step,
 )
-from eagle3tui.logs.progress import TABLE_ROW_START, ProgressUpdate, parse_progress, serving_figures, split_glued
+from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover
     _ahocorasick = None  # type: ignore[assignment]
 
 # Literals that every line parse_progress can use contains one of, but for
-# table rows led by their counter (progress.TABLE_ROW_START), found by shape.
+# the counters and meter rows that progress.PROGRESS_SHAPE finds by shape.
 _PROGRESS_MARKERS = [
     b"it/s",
     b"s/it",
@@ -125,6 +125,10 @@ _PROGRESS_MARKERS = [
     b"=>",
     b"[>",
     b"s/ ",
+    # a percentage that ends the line or says it is done ("Downloading: 45%", "Uploading 45% done")
+    b"%\n",
+    b"%\r",
+    b"% done",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
@@ -159,13 +163,13 @@ class _Markers:
         self._rx = re.compile(b"|".join(re.escape(m) for m in _PROGRESS_MARKERS))
 
     def positions(self, data: bytes, start: int = 0) -> list[int]:
-        """Match positions (sorted) in ``data[start:]``; a table row counts at its start."""
+        """Match positions (sorted) in ``data[start:]``; a shape counts where it starts."""
         view = data[start:] if start else data
         if self._ac is not None:
             got = [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
         else:
             got = [m.start() + start for m in self._rx.finditer(view)]
-        rows = [m.start() + start for m in TABLE_ROW_START.finditer(view)]
+        rows = [m.start() + start for m in PROGRESS_SHAPE.finditer(view)]
         if rows:
             got = sorted(got + rows)
         return got
@@ -583,7 +587,7 @@ class StageLogMonitor:
         """Visit the interesting lines of ``data``; returns its line count."""
         if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
             if self._templates is None:
-                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, TABLE_ROW_START)
+                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, PROGRESS_SHAPE)
             if self._templates.usable:
                 # A block makes hundreds of thousands of short-lived objects
                 # (lines, events) and no cycles: the cyclic collector would

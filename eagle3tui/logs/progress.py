@@ -125,13 +125,18 @@ _ELAPSED = re.compile(
 # A figure after its capitalised name: "Cost 2.261713", "Loss 0.31" (a decimal point: a count is no
 # figure; a capital: "took 12.5 s" or "version 1.5" in a sentence is none either).
 _WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z][a-z]{1,20})\s{1,3}([-+]?\d{1,9}\.\d{1,12}(?:[eE][-+]?\d+)?)(?=[\s,|]|$)")
-# A table row that starts with its counter: "      0/89     5.61G   0.07745    0.0277 ..." (YOLO trainers
-# print one per epoch, the columns named once in a header above). The same shape, digit for digit, finds
-# such rows among a block's bytes and among line templates (digits zeroed), where no literal marks them.
-# A transfer meter's row starts the same way with its percentage, size, percentage, size
-# ("  12 1431M   12  177M    0 ...", curl); both are found by this one pattern.
-TABLE_ROW_START = re.compile(
-    rb"(?m)^[ \t]{0,40}\d{1,6}(?:/\d{1,6}[ \t]{1,40}[-+.\d]| {1,4}\d[\d.]{0,5}[kMGT]? {1,4}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? )"
+# Shapes of progress lines that no digit-free literal marks, searched for among a block's bytes and among
+# line templates (digits zeroed: the same shape matches digit for digit), each at the start of its line:
+# - a row of numbers led by its counter: "      0/89     5.61G   0.07745 ..." (YOLO trainers print one
+#   per epoch, the columns named once in a header above);
+# - a line led by its counter in brackets: "[12/56] /usr/local/cuda/bin/nvcc ...", "[ 3/8] Building ...";
+# - a transfer meter's row, its percentage, size, percentage, size ("  12 1431M   12  177M    0 ...", curl).
+# (A counter anywhere in a line is no such shape: month/day stamps, ranks "0/8", shard names and ratios
+# look the same, and a held-out info line was judged progress when this pattern took them.)
+PROGRESS_SHAPE = re.compile(
+    rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d]"
+    rb"|^\[ {0,4}\d{1,6}/\d{1,6}\] "
+    rb"|^[ \t]{0,3}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? {1,4}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? "
 )
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
@@ -585,6 +590,8 @@ def _find_fraction(s: str, have_figures: bool) -> tuple[float, float] | None:
         near = low[max(0, fm.start() - 40) : fm.start()]
         if after.startswith((" [", "]", " |", "|")) and ("[" in after or any(w in near for w in _PROGRESS_WORDS)):
             return float(a), float(b)
+        if after[:1] == "]" and s[: fm.start()].strip() == "[":
+            return float(a), float(b)  # a line led by its counter: "[12/56] nvcc ...", "[ 3/8] Building ..."
         if have_figures or any(w in near for w in _PROGRESS_WORDS) or ("%|" in near and near.rstrip().endswith("|")):
             return float(a), float(b)
     return None
