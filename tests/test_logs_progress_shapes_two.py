@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from eagle3tui.logs.eta import EtaTracker
 from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.progress import ProgressUpdate, parse_progress
 from tests.conftest import log_verdict
@@ -417,3 +418,30 @@ def test_shapes_found_in_both_scans(tmp_path: Path, line: str, filler_lines: int
     assert (filler_lines < 100) == (log.stat().st_size < 256 * 1024)
     _, mon = classify_log(log)
     assert mon.progress is not None and mon.progress_line == filler_lines + 1, line
+
+
+def test_eta_from_a_percentage_alone() -> None:
+    # https://github.com/kubic-project/jenkins-library/pull/33: wget's dots show only a percentage;
+    # 4 points in 8 s leave 90 points at 2 s each.
+    t = EtaTracker()
+    t.feed(_p(" 32768K ........ ........ ........ ........  6%  453M 2s"), now=0.0)
+    t.feed(_p(" 65536K ........ ........ ........ ........ 10%  496M 2s"), now=8.0)
+    assert t.eta is not None and t.eta.remaining_s == pytest.approx(90 * 2.0)
+    # https://github.com/curl/curl/issues/2161: one meter row; its own "Left" column is the best guess
+    t = EtaTracker()
+    t.feed(_p(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k"), now=64.0)
+    assert t.eta is not None and t.eta.remaining_s == 7 * 60 + 34
+
+
+def test_eta_from_a_reported_remaining_time() -> None:
+    # https://github.com/catboost/catboost/issues/1028: no counter the tracker can use, a remaining time
+    t = EtaTracker(estimate_s=3600.0, stage_started_at=0.0)
+    t.feed(_p("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
+              "remaining: 1h 39m 38s"), now=20.0)
+    assert t.eta is not None and t.eta.remaining_s == 5978
+    assert t.eta.projected_s == 20 + 5978 and t.eta.drift == pytest.approx((20 + 5978) / 3600 - 1)
+    # ... but it does not replace a bar with a total that is still running
+    t = EtaTracker()
+    t.feed(_p("Loading: 10%|█         | 10/100 [00:10<01:30,  1.00it/s]"), now=10.0)
+    t.feed(_p("34:     learn: 0.95 test: 0.82 best: 0.83 (1)     total: 17.5s    remaining: 1h 39m 38s"), now=11.0)
+    assert t.eta is not None and t.eta.remaining_s == pytest.approx(90.0)
