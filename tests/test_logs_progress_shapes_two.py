@@ -372,6 +372,8 @@ def test_no_progress_from_a_bar_that_a_death_follows(tmp_path: Path) -> None:
     " 12 1431 12 177 0 0 2826 0 7 8",  # a row of numbers without the meter's clocks
     "Memory usage on this node: 4.5/15.3 GiB",  # bytes of bytes without a bar
     "0: eth0: <BROADCAST,MULTICAST,UP> mtu 1500",  # a numbered record without figures
+    "0:\tcuda:0",  # a numbered device, not a round's measurement
+    "Memory: 4.5/15.3 GiB [=====>    ]",  # a gauge drawn after its figures, not a transfer's count
     "total_num_steps: 102",  # a plan, not a count
     "Issue 12 ± details",  # a spread needs a figure before it
 ])

@@ -10,6 +10,7 @@ spends 92 s on such a line with general format regexes.)
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -565,6 +566,8 @@ def _round_record(s: str) -> ProgressUpdate | None:
             pos += 1
     if not metrics or (s[pos:].strip() and _BEST_ROUND.match(s, pos) is None):
         return None
+    if m.group(2) is not None and not any(math.isfinite(v) and v != int(v) for v in metrics.values()):
+        return None  # "0:\tcuda:0" numbers a device; a round's record measures something (a decimal figure)
     return ProgressUpdate(desc="metrics", n=float(m.group(1) or m.group(2)), unit="round", metrics=metrics,
                           source="metrics")
 
