@@ -35,7 +35,8 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # catalog and the progress shapes (docs/logs.md; the known-notice rules set benign 0.661,
 # round eight alone 0.532; progress was 0.930 before the shapes; the third notice catalog
 # raised benign from 0.677 to 0.693); batch eight (rows 880-985) lowered it, so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.693, "progress_recognised": 0.947}
+# (progress 55/57 = 0.9649 after round progress3's counter shapes, was 0.947)
+HELDOUT_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.693, "progress_recognised": 0.964}
 # ... its first 277 excerpts (rows 0-879) at their measurement after round eight
 # (round seven set 0.899 / 0.023 / 0.537 / 0.923; batch seven, rows 796-879, had lowered it) ...
 HELDOUT_880_ROWS = 880

@@ -109,6 +109,25 @@ class EtaTracker:
         self._intervals = intervals
         self._key = key
 
+    def _reported_remaining(self, upd: ProgressUpdate, now: float) -> None:
+        """A line that says how long is left and counts nothing ("remaining: 1h 39m 38s", CatBoost):
+        its own remaining time is the projection; no per-item time, so no drift alert from it alone."""
+        if self._key is not None:
+            self._save()
+            self.reset()
+        if upd.elapsed_s is not None:
+            elapsed = upd.elapsed_s
+        elif self.stage_started_at is not None:
+            elapsed = max(0.0, now - self.stage_started_at)
+        else:
+            elapsed = 0.0
+        remaining = upd.remaining_s
+        projected = elapsed + remaining if remaining is not None else None
+        self.phase = None
+        self.estimate_s = self.stage_estimate_s
+        drift = projected / self.estimate_s - 1.0 if projected is not None and self.estimate_s else None
+        self.eta = Eta(elapsed, remaining, projected, None, drift, self.estimate_s, at=now)
+
     @property
     def time_per_item(self) -> float | None:
         """Current robust seconds per item, if known."""
@@ -116,11 +135,18 @@ class EtaTracker:
 
     def feed(self, upd: ProgressUpdate, now: float) -> bool:
         """Add one observation at wall-clock ``now``; True on a drift crossing."""
-        if upd.n is None:
+        n, total = upd.n, upd.total
+        if n is None and upd.percent is not None:
+            # A bar that shows only its percentage (wget's dots, curl's meter, "Downloading: 45%")
+            # counts percentage points out of a hundred.
+            n, total = upd.percent, 100.0
+        if n is None:
+            if upd.remaining_s is not None and not self._following_unfinished_bar():
+                self._reported_remaining(upd, now)
             return False
         # Not keyed by worker: tensor-parallel workers draw the same bar.
-        key = (upd.desc, upd.total)
-        if key != self._key and upd.total is None and self._following_unfinished_bar():
+        key = (upd.desc, total)
+        if key != self._key and total is None and self._following_unfinished_bar():
             # A counter without a total (an evaluation's metrics line, a trainer's
             # log dict, "epoch=0 step=14 ...") projects nothing: it must not
             # replace the bar that does, nor restart that bar's intervals.
@@ -129,7 +155,7 @@ class EtaTracker:
             self._save()
             if key in self._saved:
                 self._restore(key)
-        if key != self._key or (self._base is not None and upd.n < self._base[1]):
+        if key != self._key or (self._base is not None and n < self._base[1]):
             self.reset()
             self._key = key
             self.phase = next((p for p in self.phases if (upd.desc or "").startswith(p)), None)
@@ -138,7 +164,6 @@ class EtaTracker:
         if self._t0 is None:
             self._t0 = now - (upd.elapsed_s or 0.0)
         t = upd.elapsed_s if upd.elapsed_s is not None else now - self._t0
-        n = upd.n
         if self._base is None:
             self._base = (t, n)
         else:
@@ -170,14 +195,14 @@ class EtaTracker:
         else:
             tpi = None
         remaining: float | None = None
-        if upd.total is not None:
-            left = max(upd.total - n, 0.0)
+        if total is not None:
+            left = max(total - n, 0.0)
             if not self._intervals and upd.remaining_s is not None:
                 # One sample only: the bar's own remaining time is the best guess.
                 remaining = upd.remaining_s
             elif tpi is not None:
                 remaining = left * tpi
-        done = upd.total is not None and n >= upd.total
+        done = total is not None and n >= total
         elapsed = t
         if self.phase is None and self.stage_started_at is not None:
             elapsed = max(t, now - self.stage_started_at)

@@ -35,7 +35,7 @@ from eagle3tui.logs.judge import (
     Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback,
     next_step,
 )
-from eagle3tui.logs.progress import TABLE_ROW_START, ProgressUpdate, parse_progress, serving_figures, split_glued
+from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover
     _ahocorasick = None  # type: ignore[assignment]
 
 # Literals that every line parse_progress can use contains one of, but for
-# table rows led by their counter (progress.TABLE_ROW_START), found by shape.
+# the counters and meter rows that progress.PROGRESS_SHAPE finds by shape.
 _PROGRESS_MARKERS = [
     b"it/s",
     b"s/it",
@@ -112,6 +112,23 @@ _PROGRESS_MARKERS = [
     b"-rmse:",
     b"-auc:",
     b"logloss:",
+    # counter shapes, not words (round progress3): a percentage then its count ("45% (184/408)"), a
+    # remaining time ("remaining: 1h 39m 38s"), a round led by its number ("0:\tlearn: ..."), a figure
+    # with its spread ("0.7054|±  |0.0094"), a rate by its name ("tokens_per_sec"), wget's dots, a drawn
+    # bar's head ("[==>   ]", "[>   ]"), seconds per spaced unit ("2.13s/ examples]")
+    b"% (",
+    b"remaining",
+    b":\t",
+    "±".encode(),
+    b"per_sec",
+    b"........ ",
+    b"=>",
+    b"[>",
+    b"s/ ",
+    # a percentage that ends the line or says it is done ("Downloading: 45%", "Uploading 45% done")
+    b"%\n",
+    b"%\r",
+    b"% done",
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
@@ -146,13 +163,13 @@ class _Markers:
         self._rx = re.compile(b"|".join(re.escape(m) for m in _PROGRESS_MARKERS))
 
     def positions(self, data: bytes, start: int = 0) -> list[int]:
-        """Match positions (sorted) in ``data[start:]``; a table row counts at its start."""
+        """Match positions (sorted) in ``data[start:]``; a shape counts where it starts."""
         view = data[start:] if start else data
         if self._ac is not None:
             got = [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
         else:
             got = [m.start() + start for m in self._rx.finditer(view)]
-        rows = [m.start() + start for m in TABLE_ROW_START.finditer(view)]
+        rows = [m.start() + start for m in PROGRESS_SHAPE.finditer(view)]
         if rows:
             got = sorted(got + rows)
         return got
@@ -570,7 +587,7 @@ class StageLogMonitor:
         """Visit the interesting lines of ``data``; returns its line count."""
         if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
             if self._templates is None:
-                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, TABLE_ROW_START)
+                self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, PROGRESS_SHAPE)
             if self._templates.usable:
                 # A block makes hundreds of thousands of short-lived objects
                 # (lines, events) and no cycles: the cyclic collector would
@@ -970,6 +987,7 @@ class StageLogMonitor:
         if is_prog or idx is not None:
             segs = split_glued(segs)
         last = len(segs) - 1
+        plain: list[tuple[str, str | None, str]] = []  # segments no error or warning claimed
         for si, seg in enumerate(segs):
             worker, rest = split_worker(seg)
             if self._tb and worker in self._tb and self._tb_feed(worker, rest, no):
@@ -1011,8 +1029,15 @@ class StageLogMonitor:
                     self._verdict_event(verdict, rest, worker, no)
                     if verdict.kind not in ("info", "progress"):
                         continue
-            if is_prog and si == last:
-                self._progress(rest, worker, no, seg)
+            if is_prog and si == last and not self._progress(rest, worker, no, seg) and plain:
+                # A bar drawn without a newline, then a plain message glued after it
+                # ("...13.38it/s, RAM: 40.1/251.9GB (15.9%)]I0219 19:34:48 utils.py:255] ..."):
+                # the bar is the newest progress state. Only when nothing after it was an
+                # error, so no progress is taken from before a death.
+                for p_rest, p_worker, p_seg in reversed(plain):
+                    if self._progress(p_rest, p_worker, no, p_seg):
+                        break
+            plain.append((rest, worker, seg))
 
     def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None) -> None:
         if v.rule == "exception-ignored":
@@ -1185,16 +1210,22 @@ class StageLogMonitor:
                 keep.append(p)
         self._pending = keep
 
-    def _progress(self, rest: str, worker: str | None, no: int, seg: str, force: bool = False) -> None:
+    def _progress(self, rest: str, worker: str | None, no: int, seg: str, force: bool = False) -> bool:
+        """Parse ``rest`` as progress and emit it; False when it is none."""
         upd = parse_progress(rest.strip(), worker)
-        if upd is None:
-            return
-        if upd.n is None and worker is None and seg[:1] == "[" and seg[1:2].isdigit():
-            # Peeling took a boosting round's number for a stamp ("[163]\tname0's
-            # multi_logloss: 0.33"): the whole record says which round it is.
+        if (
+            (upd is None or upd.n is None)
+            and worker is None
+            and (seg[:1].isdigit() or seg[:1] == "[" and seg[1:2].isdigit())
+        ):
+            # Peeling took a boosting round's number for a stamp or a rank prefix
+            # ("[163]\tname0's multi_logloss: 0.33", "0:\tlearn: 56.259\ttest: 56.098"):
+            # the whole record says which round it is.
             whole = parse_progress(seg.strip(), worker)
             if whole is not None and whole.n is not None:
                 upd = whole
+        if upd is None:
+            return False
         self.progress = upd
         self.progress_line = no
         if upd.metrics:
@@ -1251,6 +1282,7 @@ class StageLogMonitor:
                     drift=drift,
                 )
             )
+        return True
 
     # -- tracebacks -------------------------------------------------------
     def _open_traceback(self, worker: str | None, no: int, rest: str) -> None:

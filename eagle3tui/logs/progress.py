@@ -10,6 +10,7 @@ spends 92 s on such a line with general format regexes.)
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -41,15 +42,17 @@ _METRIC_EXACT = ("lr", "wps", "ups", "tau", "tg", "acc", "mae", "mse", "rmse", "
 # Counter keys: "step", "iteration", "epoch", "global_step", "num_updates", "batch".
 _COUNTER_KEYS = ("step", "iter", "iteration", "epoch", "global_step", "num_updates", "batch", "consumed samples",
                  "consumed_samples", "#running-req", "running")
-# "key: value", "key=value", "key = value"; keys may hold spaces, '#', '/', '()' ("gen throughput (token/s)").
+# "key: value", "key=value", "key = value"; keys may hold spaces, '#', '/', '()' ("gen throughput (token/s)");
+# a summary aligns its values in a column ("Total Output Throughput (tokens/sec):             6957.3030").
 _PAIR = re.compile(
-    r"(?:^|(?<=[\s,|<\[{(]))([A-Za-z#_][\w#./()\- ]{0,48}?)\s{0,3}(?:=|: ?)\s{0,6}"
+    r"(?:^|(?<=[\s,|<\[{(:]))([A-Za-z#_][\w#./()@\- ]{0,48}?)\s{0,3}(?:=|: ?)\s{0,40}"
     r"([-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w/:(-])"
 )
-# Space-separated figures: "iter 100: loss 4.2", "Loss 3.0156 (6.4026)", "| lr 20.00 | ppl 166 |".
+# Space-separated figures: "iter 100: loss 4.2", "Loss 3.0156 (6.4026)", "| lr 20.00 | ppl 166 |",
+# a rate by its name ("tokens_per_sec 43.09").
 _SPACE_METRIC = re.compile(
-    r"(?:^|(?<=[\s,|<\[(]))((?:[a-z_]{1,12})?(?:loss|Loss|LOSS)|acc|Acc|accuracy|Accuracy|lr|ppl|perplexity|grad_norm|mfu|"
-    r"reward|throughput|Throughput|[A-Za-z]{1,12}/s)\s{1,8}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/:(-])"
+    r"(?:^|(?<=[\s,|<\[(]))((?:(?:[a-z_]{1,12})?(?:loss|Loss|LOSS)|acc|Acc|accuracy|Accuracy|lr|ppl|perplexity|grad_norm|mfu|"
+    r"reward|throughput|Throughput|[A-Za-z]{1,12}/s|[A-Za-z_]{0,40}_per_sec(?:ond)?)(?:@\d{1,3}(?:\.\d{1,3})?)?)\s{1,8}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/:(-])"
 )
 # The figure before its name: "11.8750 loss, 0.0001 LR, 19644.30 GFLOPS", "2330 tok/s".
 _NUM_FIRST_METRIC = re.compile(
@@ -61,11 +64,13 @@ _NUM_FIRST_METRIC = re.compile(
 # ("Downloading: 45%"), seconds per item ("3.21 s/it").
 _ETA_FIELD = re.compile(
     r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}"
-    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d+)?\s?[hms]\b)"
+    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d{1,3})?\s?[dhms](?:\s?\d{1,5}(?:\.\d{1,3})?\s?[hms]){0,3}\b)"
 )
 _COUNT_PERCENT = re.compile(
     r"\b(\d{1,12})\s{0,2}(?:/|of|out of)\s{0,2}(\d{1,12})\b[^%\n]{0,24}?\(\s?(\d{1,3}(?:\.\d{1,3})?)\s?%\)"
     r"|\((\d{1,3}(?:\.\d{1,3})?)\s?%\)\s{0,2}\(?(\d{1,12})\s{0,2}(?:/|of)\s{0,2}(\d{1,12})\b"
+    # the percentage first, its count in parentheses: "Receiving objects:  45% (184/408)"
+    r"|(?<![\d.])(\d{1,3}(?:\.\d{1,3})?)\s?%\s{1,3}\((\d{1,12})/(\d{1,12})\)"
 )
 _VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?:?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%(?![\w|])")
 # A number starts where no digit stands before it: a search then tries each run of
@@ -77,7 +82,18 @@ _BAR_PERCENT = re.compile(
     r"|(?:^|(?<=\s))(\d{1,3}(?:\.\d{1,3})?)\s?%\s(?:[Cc]omplete|[Cc]ompleted|[Dd]one)\b"
     # tqdm's own left half, the rest cut at the terminal's width: "576: 100%|█"
     r"|(?:^|(?<=[\s:]))(\d{1,3}(?:\.\d{1,3})?)%\|[█▉▊▋▌▍▎▏#]{1,200}(?:\s{0,200}$|\s{0,200}\|)"
+    # wget's dotted bar: the offset, groups of dots, the percentage ("32768K ........ ........  6%  453M 2s")
+    r"|(?:^|(?<=\s))\d{1,12}[KMG]\s{1,6}(?:\.{1,10} {1,3}){1,12}\s{0,4}(\d{1,3})%"
 )
+# A measured figure and its spread, as benchmark and evaluation tables print it:
+# "|acc     |0.7054|±  |0.0094|" (lm-eval), "|         pp512 |         18.46 ± 1.73 |" (llama-bench).
+_PLUS_MINUS = re.compile(r"(?<![\w.])([-+]?\d{1,12}(?:\.\d{1,12})?)\s{0,3}\|?\s{0,3}±\s{0,3}\|?\s{0,3}\d")
+# A drawn bar, then how much of how much: "Downloading: [==>      ]  2.055MB/50.38MB" (docker), "[####  ] 3/8".
+_SIZE = r"\d{1,12}(?:\.\d{1,6})?\s?(?:[kKMGTP]i?B|B|[kKMGTP])?"
+_BAR_COUNT = re.compile(r"[\[|▕][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[\]|▏]\s{0,3}(" + _SIZE + r")\s?/\s?(" + _SIZE + r")(?![\w/])")
+# A transfer meter's row: numbers, sizes and clocks ("  12 1431M   12  177M    0     0  2826k      0  0:08:38
+# 0:01:04  0:07:34 2869k", curl): the percentage first, time total, spent and left among the columns.
+_METER_CLOCK = re.compile(r"\d{1,3}:\d\d:\d\d|--:--:--")
 _SPACE_COUNTER = re.compile(
     r"(?:^|(?<=[\s,|\[(]))(iter|iteration|step|epoch|batch|round|Iter|Iteration|Step|Epoch|Batch|Round)\s{1,4}(\d{1,12})\b"
 )
@@ -88,7 +104,10 @@ _RATE = re.compile(
 # A boosting library's evaluation record: the round in brackets, then its figures
 # ("[64]\ttrain-rmse:1.665028", "[1620]\tcv_agg's l1: 0.598669",
 # "[3]\tvalidation_0-auc:0.489583\tvalidation_0-logloss:0.862967"): a counter and a metric.
-_ROUND_RECORD = re.compile(r"(?:^|(?<=\s))\[(\d{1,9})\]:?\s{1,12}(?=[A-Za-z_])")
+# CatBoost leads with the bare round and a colon ("0:\tlearn: 56.259\ttest: 56.098\tbest: 56.098 (0)").
+_ROUND_RECORD = re.compile(r"(?:^|(?<=\s))\[(\d{1,9})\]:?\s{1,12}(?=[A-Za-z_])|^\s{0,8}(\d{1,9}):\s{1,12}(?=[A-Za-z_])")
+# The round a record's best figure came from, after that figure: "best: 0.8356368 (1)".
+_BEST_ROUND = re.compile(r"\(\d{1,9}\)\s*$")
 _ROUND_FIGURE = re.compile(
     r"([A-Za-z_][\w.'-]{0,40}(?: [\w.'-]{1,20})?)\s{0,2}:\s{0,2}([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
     # cross-validation prints the mean and its spread: "0.000307+0.000614"
@@ -97,15 +116,29 @@ _ROUND_FIGURE = re.compile(
 _FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:-])")
 # A month/day stamp is no counter: "04/21 21:03:53 - mmengine - ...", "[08/14 10:26:13 d2.utils.events]".
 _DATE_THEN_TIME = re.compile(r"\s\d{1,2}:\d\d")
-# Time spent so far, said in words: "3.704867 seconds elapsed", "elapsed: 12.5s".
-_ELAPSED = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)\s?(?:seconds|secs?|s) elapsed\b|\belapsed:?\s(\d{1,9}(?:\.\d{1,9})?)\s?s\b")
+# Time spent so far, said in words: "3.704867 seconds elapsed", "elapsed: 12.5s", "Total running
+# time: 8s", "(running for 00:00:44.94)". Alone it is no progress ("Time elapsed: 3s"); beside a
+# counter ("finished iteration 1") it is.
+_ELAPSED = re.compile(
+    r"(\d{1,9}(?:\.\d{1,9})?)\s?(?:seconds|secs?|s) elapsed\b"
+    r"|\b(?:elapsed|running time|running for):?\s(\d{1,3}(?::\d\d){1,2}(?:\.\d{1,6})?|\d{1,9}(?:\.\d{1,9})?\s?s)\b"
+)
 # A figure after its capitalised name: "Cost 2.261713", "Loss 0.31" (a decimal point: a count is no
 # figure; a capital: "took 12.5 s" or "version 1.5" in a sentence is none either).
 _WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z][a-z]{1,20})\s{1,3}([-+]?\d{1,9}\.\d{1,12}(?:[eE][-+]?\d+)?)(?=[\s,|]|$)")
-# A table row that starts with its counter: "      0/89     5.61G   0.07745    0.0277 ..." (YOLO trainers
-# print one per epoch, the columns named once in a header above). The same shape, digit for digit, finds
-# such rows among a block's bytes and among line templates (digits zeroed), where no literal marks them.
-TABLE_ROW_START = re.compile(rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d]")
+# Shapes of progress lines that no digit-free literal marks, searched for among a block's bytes and among
+# line templates (digits zeroed: the same shape matches digit for digit), each at the start of its line:
+# - a row of numbers led by its counter: "      0/89     5.61G   0.07745 ..." (YOLO trainers print one
+#   per epoch, the columns named once in a header above);
+# - a line led by its counter in brackets: "[12/56] /usr/local/cuda/bin/nvcc ...", "[ 3/8] Building ...";
+# - a transfer meter's row, its percentage, size, percentage, size ("  12 1431M   12  177M    0 ...", curl).
+# (A counter anywhere in a line is no such shape: month/day stamps, ranks "0/8", shard names and ratios
+# look the same, and a held-out info line was judged progress when this pattern took them.)
+PROGRESS_SHAPE = re.compile(
+    rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d]"
+    rb"|^\[ {0,4}\d{1,6}/\d{1,6}\] "
+    rb"|^[ \t]{0,3}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? {1,4}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? "
+)
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
                   "iteration": "iteration", "iterations": "iteration", "num_updates": "update", "epoch": "epoch",
@@ -224,6 +257,10 @@ def _parse_tqdm(s: str) -> ProgressUpdate | None:
     sp = max(pre.rfind(" "), pre.rfind("|"))
     tok = pre[sp + 1 :]
     head = pre[: sp + 1].rstrip()
+    if unit and tok == unit and not tok[:1].isdigit():
+        # tqdm(unit=" examples") puts a blank between count and unit: "2 examples [00:04,  2.13s/ examples]"
+        sp = max(head.rfind(" "), head.rfind("|"))
+        tok, head = head[sp + 1 :], head[: sp + 1].rstrip()
     n: float | None
     total: float | None = None
     if "/" in tok:
@@ -454,6 +491,9 @@ def split_glued(segs: list[str]) -> list[str]:
     return out
 
 
+# A name whose shape says it was measured: a rate per unit time ("global_step/sec",
+# "Request throughput (req/s)") or a ranked evaluation at a cutoff ("Acc@1", "pass@1", "mAP@0.5").
+_MEASURED_NAME = re.compile(r"/s(?:ec(?:ond)?)?\)?$|\w@\d")
 # A server's gauges (SGLang's batch lines, vLLM's stats line).
 _GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq", "#new-token", "#cached-token",
                "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
@@ -476,7 +516,13 @@ def _metric_key(key: str) -> str | None:
     if (any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k
             and "scale" not in k):
         return "metric"
+    if _MEASURED_NAME.search(k):
+        return "metric"
     return None
+
+
+_DURATION_PART = re.compile(r"(\d{1,5}(?:\.\d{1,3})?)\s?([dhms])")
+_UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
 def _duration(tok: str) -> float | None:
@@ -487,11 +533,16 @@ def _duration(tok: str) -> float | None:
         rest = parse_clock(clock.partition(",")[2])
         return int(days) * 86400.0 + rest if days.isdigit() and rest is not None else None
     if ":" in tok:
-        return parse_clock(tok)
+        clock, _, frac = tok.partition(".")  # "00:00:44.94": a clock with its fraction of a second
+        whole = parse_clock(clock)
+        return whole + float("0." + frac) if whole is not None and frac.isdigit() else whole
+    parts = _DURATION_PART.findall(tok)
+    if len(parts) > 1:  # "1h 39m 38s", "21m46s"
+        return sum(float(v) * _UNIT_SECONDS[u] for v, u in parts)
     v, rest = _num(tok)
     if v is None:
         return None
-    return v * {"h": 3600.0, "m": 60.0, "s": 1.0}.get(rest.strip()[:1], 1.0)
+    return v * _UNIT_SECONDS.get(rest.strip()[:1], 1.0)
 
 
 def _round_record(s: str) -> ProgressUpdate | None:
@@ -513,9 +564,12 @@ def _round_record(s: str) -> ProgressUpdate | None:
         pos = fm.end()
         while pos < len(s) and s[pos] in " \t":
             pos += 1
-    if not metrics or s[pos:].strip():
+    if not metrics or (s[pos:].strip() and _BEST_ROUND.match(s, pos) is None):
         return None
-    return ProgressUpdate(desc="metrics", n=float(m.group(1)), unit="round", metrics=metrics, source="metrics")
+    if m.group(2) is not None and not any(math.isfinite(v) and v != int(v) for v in metrics.values()):
+        return None  # "0:\tcuda:0" numbers a device; a round's record measures something (a decimal figure)
+    return ProgressUpdate(desc="metrics", n=float(m.group(1) or m.group(2)), unit="round", metrics=metrics,
+                          source="metrics")
 
 
 def _find_fraction(s: str, have_figures: bool) -> tuple[float, float] | None:
@@ -539,9 +593,38 @@ def _find_fraction(s: str, have_figures: bool) -> tuple[float, float] | None:
         near = low[max(0, fm.start() - 40) : fm.start()]
         if after.startswith((" [", "]", " |", "|")) and ("[" in after or any(w in near for w in _PROGRESS_WORDS)):
             return float(a), float(b)
+        if after[:1] == "]" and s[: fm.start()].strip() == "[":
+            return float(a), float(b)  # a line led by its counter: "[12/56] nvcc ...", "[ 3/8] Building ..."
         if have_figures or any(w in near for w in _PROGRESS_WORDS) or ("%|" in near and near.rstrip().endswith("|")):
             return float(a), float(b)
     return None
+
+
+def _meter_row(s: str) -> ProgressUpdate | None:
+    """A transfer meter's row of numbers and clocks (curl's progress meter), or None.
+
+    Every column is a number (an SI suffix allowed) or a clock (``0:08:38``,
+    ``--:--:--`` while unknown); at least two clocks, and the row starts with
+    the percentage done. With three clocks they are total, spent and left.
+    """
+    toks = s.split()
+    if len(toks) < 6 or len(toks) > 16 or not toks[0].isdigit() or int(toks[0]) > 100:
+        return None
+    clocks: list[str] = []
+    for tok in toks:
+        if _METER_CLOCK.fullmatch(tok):
+            clocks.append(tok)
+            continue
+        v, rest = _num(tok)
+        if v is None or rest not in ("", "B"):
+            return None
+    if len(clocks) < 2:
+        return None
+    upd = ProgressUpdate(desc="transfer", percent=float(toks[0]), source="metrics")
+    if len(clocks) >= 3:
+        upd.elapsed_s = parse_clock(clocks[-2])
+        upd.remaining_s = parse_clock(clocks[-1])  # "--:--:--" (not known yet) gives None
+    return upd
 
 
 def _table_row(s: str) -> ProgressUpdate | None:
@@ -576,7 +659,7 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     """
     if len(s) > 4096:
         s = s[:4096]
-    if "]" in s:
+    if "]" in s or ":\t" in s or s[:1].isdigit():
         rec = _round_record(s)
         if rec is not None:
             return rec
@@ -584,6 +667,10 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         row = _table_row(s)
         if row is not None:
             return row
+    if s[:1] in " \t0123456789" and ":" in s:
+        meter = _meter_row(s)
+        if meter is not None:
+            return meter
     metrics: dict[str, float] = {}
     counters: dict[str, float] = {}
     for m in _PAIR.finditer(s):
@@ -606,11 +693,17 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     if "/s" in s or "loss" in s or "LR" in s or "lr" in s or "FLOPS" in s or "ppl" in s or "acc" in s:
         for m in _NUM_FIRST_METRIC.finditer(s):
             metrics.setdefault(m.group(2), _to_float(m.group(1)))
+    if "±" in s:
+        # A figure with its spread is a measurement; its name is the table cell before it.
+        for m in _PLUS_MINUS.finditer(s):
+            cells = s[: m.start()].split("|")
+            name = next((c.strip()[-64:] for c in reversed(cells) if any(ch.isalpha() for ch in c)), "value")
+            metrics.setdefault(name, _to_float(m.group(1)))
     elapsed = None
-    if "elapsed" in s:
+    if "elapsed" in s or "running " in s:
         em = _ELAPSED.search(s)
         if em:
-            elapsed = float(em.group(1) or em.group(2))
+            elapsed = float(em.group(1)) if em.group(1) else _duration(em.group(2))
     if metrics or elapsed is not None:
         for m in _SPACE_COUNTER.finditer(s):
             counters.setdefault(m.group(1).lower(), float(m.group(2)))
@@ -643,9 +736,18 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     if total is None and "%" in s:
         cm = _COUNT_PERCENT.search(s)
         if cm:
-            a, b = (cm.group(1), cm.group(2)) if cm.group(1) else (cm.group(5), cm.group(6))
+            a, b = next((cm.group(i), cm.group(i + 1)) for i in (1, 5, 8) if cm.group(i))
             if 0 < int(b) and int(a) <= int(b):
                 n, total = float(a), float(b)
+    if total is None and ("[" in s or "|" in s or "▕" in s):
+        bm = _BAR_COUNT.search(s)
+        if bm:
+            a_val, _ = _num(bm.group(1).replace(" ", ""))
+            b_val, b_unit = _num(bm.group(2).replace(" ", ""))
+            if a_val is not None and b_val and a_val <= b_val:
+                n, total = a_val, b_val
+                if b_unit[:1] == "B":
+                    unit = "B"
     remaining = None
     if ("ETA" in s or "eta" in s or "Eta" in s or "remaining" in s or "time left" in s):
         em = _ETA_FIELD.search(s)
@@ -654,7 +756,7 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     if not metrics and rate is None and total is None:
         pm = "%" in s and (_BAR_PERCENT.search(s) or _VERB_PERCENT.search(s))
         if pm:
-            pct = float(pm.group(1) or pm.group(2) or pm.group(3))
+            pct = float(pm.group(1) or pm.group(2) or pm.group(3) or pm.group(4))
             if pct <= 100.0:
                 return ProgressUpdate(desc="progress", percent=pct, source="metrics", remaining_s=remaining)
         if remaining is not None:

@@ -351,10 +351,11 @@ class TemplateIndex:
             self.progress.clear()
         markers = self._markers
         if markers is not None:
-            self.progress.update(t for t in templates if markers.find_matches_as_indexes(t))
+            # A template lacks its line's newline; markers that end a line ("/s\n") need it back.
+            self.progress.update(t for t in templates if markers.find_matches_as_indexes(t + b"\n"))
         shape = self._shape
         if shape is not None:
-            self.progress.update(t for t in templates if shape.match(t))
+            self.progress.update(t for t in templates if shape.search(t))
         ac = self._ac
         assert ac is not None
         norm_rules = self._norm_rules
