@@ -207,9 +207,11 @@ _AUX_NOUN = (
     r"monitoring|latest version|version check|update check)"
 )
 _AUXILIARY = re.compile(
-    rf"\b(?:sav|writ|read|upload|send|flush|rotat|open|updat|fetch|check|sync)\w{{0,4}}\s(?:the\s|a\s|its\s)?"
-    rf"(?:[\w.-]{{1,20}}\s){{0,2}}{_AUX_NOUN}\b"
-    rf"|\b{_AUX_NOUN}\s(?:[\w.-]{{1,20}}\s)?(?:failed|error)\b",
+    rf"\b(?:sav|writ|read|upload|send|flush|rotat|open|updat|fetch|sync)\w{{0,4}}\s(?:the\s|a\s|its\s)?"
+    rf"(?:[\w-]{{1,20}}\s){{0,2}}{_AUX_NOUN}\b"
+    rf"|\b{_AUX_NOUN}\s(?:[\w-]{{1,20}}\s)?(?:failed|error)\b"
+    # a check for a newer version of the program itself
+    r"|\bcheck\w{0,4}\s(?:the\s)?(?:latest version|for (?:a\s)?(?:new(?:er)?\s)?(?:version|updates?))\b",
     re.I,
 )
 # A probe or lookup failed, not the job: a check, query or inspection that found
@@ -226,14 +228,13 @@ _PROBE = re.compile(
 )
 # The level word of a header the anatomy did not take apart ("LAUNCH WARNING
 # 2023-02-16 ...", "[nvidiamon] [warning] ...", "| ERROR    | nos.common...",
-# "<warn>", PostgreSQL's "LOG:" behind a container prefix): the program's own level.
+# "<warn>"): the program's own level, read where step 7 weighs a line by it.
 _INLINE_LEVEL = re.compile(
     r"[\[<|]\s?(?P<a>warn(?:ing)?|error|info|debug)\s*[\]>|]"
-    r"|\b(?P<b>WARN(?:ING)?|ERROR|INFO|DEBUG)\s\d{4}-\d\d-\d\d\b"
-    r"|(?:^|\s)(?P<c>LOG):\s",
+    r"|\b(?P<b>WARN(?:ING)?|ERROR|INFO|DEBUG)\s\d{4}-\d\d-\d\d\b",
     re.I,
 )
-_INLINE_NAMES = {"warn": "warning", "warning": "warning", "error": "error", "info": "info", "debug": "debug", "log": "info"}
+_INLINE_NAMES = {"warn": "warning", "warning": "warning", "error": "error", "info": "info", "debug": "debug"}
 
 
 def _inline_level(body: str) -> str | None:
@@ -241,8 +242,7 @@ def _inline_level(body: str) -> str | None:
     m = _INLINE_LEVEL.search(body[:100])
     if m is None:
         return None
-    word = m.group("a") or m.group("b") or m.group("c")
-    return _INLINE_NAMES.get(word.lower())
+    return _INLINE_NAMES.get((m.group("a") or m.group("b")).lower())
 
 
 # Sources of request handling: a failure here fails one request.
@@ -296,9 +296,9 @@ _GATES: dict[str, tuple[str, ...]] = {
     "model": ("model", "weights", "checkpoint"),
     "without": ("switch", "roll", "revert", "trying ", "unavailable", "disabled", "disabling", "will not be"),
     "auxiliary": ("log", "cache", "telemetry", "usage stat", "monitoring", "latest version", "version check",
-                  "update check"),
+                  "update check", "check"),
     "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
-              "look up", "lookup", "work out", "no data", "--query"),
+              "look up", "lookup", "work out", "find out", "no data", "--query"),
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
@@ -805,11 +805,6 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         if errorish and (rkind != "info" or getattr(rule, "id", "") == "failure-words"):
             return make("benign", "info-level-error")
         return _from_rule(rule) if rule is not None and rkind in ("info", "progress") else None
-    if level is None and errorish and (rkind != "info" or getattr(rule, "id", "") == "failure-words"):
-        # The same, when the level word stands in a header the anatomy did not take
-        # apart: PostgreSQL's "LOG:" behind a container's prefix, "[info]", "| DEBUG |".
-        if _inline_level(body) in ("info", "debug"):
-            return make("benign", "info-level-error")
     if rule is not None and generic and level is None and not sh.category:
         # The catch-alls match a word ("WARN", "Error") anywhere; without a
         # level in the header only an error-looking message counts.
