@@ -31,12 +31,16 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (323 of 986 excerpts) at its measurement after the notice
-# catalog and the progress shapes (docs/logs.md; the known-notice rules set benign 0.661,
-# round eight alone 0.532; progress was 0.930 before the shapes; the third notice catalog
-# raised benign from 0.677 to 0.693); batch eight (rows 880-985) lowered it, so ...
-# (progress 55/57 = 0.9649 after round progress3's counter shapes, was 0.947)
-HELDOUT_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.693, "progress_recognised": 0.964}
+# The whole held-out split (343 of 1088 excerpts) at its measurement after the benign
+# cues of step 7 (branch benign9, docs/logs.md); batch benign9 (rows 1018-1087, labelled
+# before scoring) lowered it, so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.019, "benign_recognised": 0.676, "progress_recognised": 0.964}
+# ... its first 323 excerpts (rows 0-985) at theirs after the same cues, the third notice
+# catalog and round progress3's counter shapes (progress 55/57; the notice catalog and the
+# progress shapes had set 0.902 / 0.015 / 0.677 / 0.947; batch eight, rows 880-985, had
+# lowered it before) ...
+HELDOUT_986_ROWS = 986
+HELDOUT_986_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.725, "progress_recognised": 0.964}
 # ... its first 277 excerpts (rows 0-879) at their measurement after round eight
 # (round seven set 0.899 / 0.023 / 0.537 / 0.923; batch seven, rows 796-879, had lowered it) ...
 HELDOUT_880_ROWS = 880
@@ -134,6 +138,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_986_ROWS, HELDOUT_986_FLOOR),
         (HELDOUT_880_ROWS, HELDOUT_880_FLOOR),
         (HELDOUT_796_ROWS, HELDOUT_796_FLOOR),
         (HELDOUT_696_ROWS, HELDOUT_696_FLOOR),

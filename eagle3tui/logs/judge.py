@@ -180,6 +180,71 @@ _SUBSTITUTION = re.compile(
 _RECOVERY = re.compile(
     r"\b(?:restart(?:ing|ed)?|respawn(?:ing|ed)?|retry(?:ing)?|retrying|reconnect(?:ing|ed)?|recover(?:ing|ed))\b", re.I
 )
+# -- harmless by its own account (step 7) -------------------------------------
+# The program says what it goes on with instead, or without: it switches or rolls
+# back to another way ("did not find MPI-launcher specific variables, switch to
+# ATL/OFI"), tries another source for the same thing ("could not get local_idx from
+# environment variables, trying to get them from ATL"), or names a capability it now
+# lacks as a state ("8-bit optimizers ... are unavailable.", "NVIDIA monitoring
+# disabled.", "Optional value for parameter x will not be set.", "some optimizations
+# will not be enabled", "disabling CUDA graphs due to GPU architecture").
+_GOES_WITHOUT = re.compile(
+    r"\b(?:switch(?:es|ed|ing)?|roll(?:s|ed|ing)?[ -]?back|revert(?:s|ed|ing)?) to\b"
+    r"|\btrying (?:to (?:get|read|find|use|load) (?:it|them|this|that|one) )?(?:from|via|another|the next)\b"
+    r"|\b(?:is|are|was|were|has been|have been|will be)\s(?:now\s|therefore\s|thus\s)?(?:unavailable|disabled)\b"
+    r"|\bwill not be (?:set|enabled|used|loaded|applied|available|checked)\b"
+    r"|\b[\w-]{2,40}\s(?:[\w-]{2,40}\s)?disabled\s?[.!]?\s*$"
+    r"|\bdisabling\s(?:[\w-]{1,30}\s){1,4}(?:due to|because|since)\b",
+    re.I,
+)
+# The part that failed is bookkeeping the job does not need: its own log, a cache
+# file, telemetry or usage statistics, a monitor, a check for a newer version
+# ("save gpu log failed", "failed to read cache file", "There was an error checking
+# the latest version of pip."). The noun must be what the verb acts on (or the
+# subject that failed): "see the log for details" after a failure names no such part.
+_AUX_NOUN = (
+    r"(?:logs?|log files?|cache(?: files?| dir(?:ectory)?)?|telemetry|usage stats?|usage statistics|"
+    r"monitoring|latest version|version check|update check)"
+)
+_AUXILIARY = re.compile(
+    rf"\b(?:sav|writ|read|upload|send|flush|rotat|open|updat|fetch|sync)\w{{0,4}}\s(?:the\s|a\s|its\s)?"
+    rf"(?:[\w-]{{1,20}}\s){{0,2}}{_AUX_NOUN}\b"
+    rf"|\b{_AUX_NOUN}\s(?:[\w-]{{1,20}}\s)?(?:failed|error)\b"
+    # a check for a newer version of the program itself
+    r"|\bcheck\w{0,4}\s(?:the\s)?(?:latest version|for (?:a\s)?(?:new(?:er)?\s)?(?:version|updates?))\b",
+    re.I,
+)
+# A probe or lookup failed, not the job: a check, query or inspection that found
+# nothing ("Error trying to work out if we can handle ...: error inspecting
+# container", "GetLatestSample returned No data is available for entityId 0",
+# "Failed to execute command: nvidia-smi --query-gpu=...", "error checking ...").
+_PROBE = re.compile(
+    r"\berror (?:while |when )?(?:checking|inspecting|querying|probing|looking up)\b"
+    r"|\b(?:failed|unable|could ?not|couldn't|cannot|can't) (?:to )?(?:check|query|probe|inspect|look ?up|work out)\b"
+    r"|\berror trying to (?:work out|find out|check)\b"
+    r"|\breturned no data\b|\bno data (?:is |was )?available\b"
+    r"|\s--query[-=]\w",
+    re.I,
+)
+# The level word of a header the anatomy did not take apart ("LAUNCH WARNING
+# 2023-02-16 ...", "[nvidiamon] [warning] ...", "| ERROR    | nos.common...",
+# "<warn>"): the program's own level, read where step 7 weighs a line by it.
+_INLINE_LEVEL = re.compile(
+    r"[\[<|]\s?(?P<a>warn(?:ing)?|error|info|debug)\s*[\]>|]"
+    r"|\b(?P<b>WARN(?:ING)?|ERROR|INFO|DEBUG)\s\d{4}-\d\d-\d\d\b",
+    re.I,
+)
+_INLINE_NAMES = {"warn": "warning", "warning": "warning", "error": "error", "info": "info", "debug": "debug"}
+
+
+def _inline_level(body: str) -> str | None:
+    """The level word near the start of a line whose header was not parsed, or None."""
+    m = _INLINE_LEVEL.search(body[:100])
+    if m is None:
+        return None
+    return _INLINE_NAMES.get((m.group("a") or m.group("b")).lower())
+
+
 # Sources of request handling: a failure here fails one request.
 _REQUEST_SOURCE = re.compile(
     r"serving|api_server|tool_parser|reasoning_parser|openai|uvicorn|starlette|fastapi|routing|router|"
@@ -229,10 +294,15 @@ _GATES: dict[str, tuple[str, ...]] = {
     "request_words": ("exception in asgi application", "error in ", "request ", "bad request"),
     "dist": ("processgroup", "socket.cpp", "tcpstore", "c10d", "ncclutils.cpp"),
     "model": ("model", "weights", "checkpoint"),
+    "without": ("switch", "roll", "revert", "trying ", "unavailable", "disabled", "disabling", "will not be"),
+    "auxiliary": ("log", "cache", "telemetry", "usage stat", "monitoring", "latest version", "version check",
+                  "update check", "check"),
+    "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
+              "look up", "lookup", "work out", "find out", "no data", "--query"),
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL) = (_BIT[n] for n in _GATES)
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE) = (_BIT[n] for n in _GATES)
 _GATE_LITS: list[str] = []
 _GATE_BITS: list[int] = []
 for _name, _lits in _GATES.items():
@@ -368,6 +438,16 @@ EXPLAIN = {
     "fallback": (
         "The program reports a problem and says what it does instead (falls back, uses a default, ignores a setting).",
         "None needed for this run.",
+    ),
+    "auxiliary-failed": (
+        "A bookkeeping part failed (the program's own log, a cache file, telemetry, a monitor, a check for a newer "
+        "version); the job does not need it and goes on.",
+        "None needed for this run; fix it if you rely on that log, cache or monitor.",
+    ),
+    "probe-failed": (
+        "A check or lookup found nothing or could not run (a query, an inspection, a version check); the program "
+        "treats the answer as absent and goes on.",
+        "None needed unless the stage later fails for lack of what was probed.",
     ),
     "info-level-error": (
         "Error-looking words in a line the program logged at INFO/DEBUG level: it does not consider this a problem.",
@@ -670,6 +750,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "fallback")
         if (errorish or level in ("warning", "error") or sh.category or generic) and g & G_FALLBACK and _FALLBACK.search(body):
             return make("benign", "fallback")
+        # The cues below read the program's own level where the anatomy found none in a
+        # header ("[nvidiamon] [warning] ...", "LAUNCH WARNING <date> ..."); at its ERROR
+        # level a program that stops or cannot switch says so in the same words, so
+        # only a failed probe counts there.
+        ilvl = level if level is not None else _inline_level(body)
+        if ilvl != "error" and (errorish or ilvl == "warning") and g & G_WITHOUT and _GOES_WITHOUT.search(body):
+            return make("benign", "fallback")
+        if ilvl != "error" and errorish and g & G_AUXILIARY and _AUXILIARY.search(body):
+            return make("benign", "auxiliary-failed")
+        if (errorish or ilvl in ("warning", "error")) and g & G_PROBE and _PROBE.search(body):
+            return make("benign", "probe-failed")
     # A plain line (no level) that states a substitution: something was not
     # given, is disabled or incompatible, and the program uses something else.
     if exc is None and level is None and g & G_FALLBACK and _SUBSTITUTION.search(body):
