@@ -31,11 +31,15 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (323 of 986 excerpts) at its measurement after the notice
-# catalog and the progress shapes (docs/logs.md; the known-notice rules set benign 0.661,
-# round eight alone 0.532; progress was 0.930 before the shapes); batch eight (rows
-# 880-985) lowered it, so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.677, "progress_recognised": 0.947}
+# The whole held-out split (343 of 1052 excerpts) at its measurement after round fatal3
+# (docs/logs.md); batch fatal3 (rows 986-1051: fatal endings told at INFO/WARNING level or
+# by a launcher or runtime, held-out part 8/15 after the round) lowered it, so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.862, "false_fatal": 0.02, "benign_recognised": 0.677, "progress_recognised": 0.947}
+# ... its first 323 excerpts (rows 0-985) keep their measurement after the notice catalog
+# and the progress shapes (the known-notice rules set benign 0.661, round eight alone 0.532;
+# progress was 0.930 before the shapes; batch eight, rows 880-985, had lowered it) ...
+HELDOUT_986_ROWS = 986
+HELDOUT_986_FLOOR = {"fatal_recall": 0.902, "false_fatal": 0.015, "benign_recognised": 0.677, "progress_recognised": 0.947}
 # ... its first 277 excerpts (rows 0-879) at their measurement after round eight
 # (round seven set 0.899 / 0.023 / 0.537 / 0.923; batch seven, rows 796-879, had lowered it) ...
 HELDOUT_880_ROWS = 880
@@ -133,6 +137,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_986_ROWS, HELDOUT_986_FLOOR),
         (HELDOUT_880_ROWS, HELDOUT_880_FLOOR),
         (HELDOUT_796_ROWS, HELDOUT_796_FLOOR),
         (HELDOUT_696_ROWS, HELDOUT_696_FLOOR),
