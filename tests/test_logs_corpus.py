@@ -31,10 +31,14 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (343 of 1088 excerpts) at its measurement after the benign
-# cues of step 7 (branch benign9, docs/logs.md); batch benign9 (rows 1018-1087, labelled
-# before scoring) lowered it, so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.019, "benign_recognised": 0.676, "progress_recognised": 0.964}
+# The whole held-out split (363 of 1154 excerpts) at its measurement after round fatal3
+# (docs/logs.md); batch fatal3 (rows 1088-1153: fatal endings told at INFO/WARNING level or
+# by a launcher or runtime) lowered it, so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.676, "progress_recognised": 0.964}
+# ... its first 343 excerpts (rows 0-1087) at theirs after the benign cues of step 7 (branch
+# benign9), whose batch (rows 1018-1087, labelled before scoring) had lowered it ...
+HELDOUT_1088_ROWS = 1088
+HELDOUT_1088_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.019, "benign_recognised": 0.676, "progress_recognised": 0.964}
 # ... its first 323 excerpts (rows 0-985) at theirs after the same cues, the third notice
 # catalog and round progress3's counter shapes (progress 55/57; the notice catalog and the
 # progress shapes had set 0.902 / 0.015 / 0.677 / 0.947; batch eight, rows 880-985, had
@@ -138,6 +142,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_1088_ROWS, HELDOUT_1088_FLOOR),
         (HELDOUT_986_ROWS, HELDOUT_986_FLOOR),
         (HELDOUT_880_ROWS, HELDOUT_880_FLOOR),
         (HELDOUT_796_ROWS, HELDOUT_796_FLOOR),

@@ -49,8 +49,14 @@ _OUTER = [
     re.compile(r"\s{0,6}\d{1,7}\s{1,3}(?=[\[(]|[IWEF]\d{4}\s)"),
     # a process id or line counter in brackets: "[42027] "
     re.compile(r"\[\d{1,10}\]\s"),
-    # "stdout: " / "stderr: " from some launchers
+    # "stdout: " / "stderr: " from some launchers; a log shipper puts the stream's
+    # number before it: "2024-11-13T03:15:08.672Z 1 stdout: CRITICAL ..."
     re.compile(r"std(?:out|err):\s"),
+    re.compile(r"\d{1,3}\sstd(?:out|err):\s"),
+    # a sidecar's or pod's tag, its name and an instance id in brackets, then a colon:
+    # "[VllmSidecar kooEr8Ccal1cqylW5f5cz]: 2024-11-13T03:15:08.672Z 1 stdout: ..."
+    # (an id of six or more characters: "[Rank 3]:" is a worker, read by peel_workers)
+    re.compile(rf"\[(?!(?:{_LV_WORDS})\])[A-Za-z][\w.-]{{0,40}}\s[\w.-]{{6,64}}\]:\s"),
     # Node's process tag before its warnings: "(node:8484) UnhandledPromiseRejectionWarning: ..."
     re.compile(r"\(node:\d{1,10}\)\s"),
     # an application tag in brackets before a timestamp: "[titan] 2025-03-12 11:10:21,603 - root - ..."
@@ -70,6 +76,9 @@ _LEVELS = {
     "W": "warning", "WARN": "warning", "WARNING": "warning",
     "E": "error", "ERROR": "error", "ERR": "error", "ERRO": "error",
     "F": "fatal", "FATAL": "fatal", "CRITICAL": "fatal", "CRIT": "fatal", "PANIC": "fatal",
+    # Ray's C++ core logs its fatal checks at spdlog's "critical" letter, then aborts
+    # ("[... C 149 149] node_manager.cc:170: This node has been marked as dead." and a stack)
+    "C": "fatal",
 }
 _LV = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
 _DATE = r"\d{2,4}[-/]\d\d[-/]\d{2,4}"
@@ -108,8 +117,8 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
     (re.compile(r"\[([IWEF])(?:\d{3,4}\s" + _TIME + r")?\s([\w./\\-]{1,200}:\d{1,6})\]\s?(.*)", re.S), 1, 2, 3),
     # TensorFlow / absl: "2025-02-09 09:37:32.334610: E external/xla/cuda_dnn.cc:9261] msg"
     (re.compile(rf"{_DATE}\s{_TIME}:\s([IWEF])\s([\w./\\-]{{1,200}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
-    # Ray core: "[2021-09-14 10:10:20,326 E 2122527 2122927] task_manager.cc:332: msg"
-    (re.compile(rf"\[{_DATE}\s{_TIME}\s([IWEFD])\s\d{{1,10}}\s\d{{1,10}}\]\s(?:\(\w{{1,40}}\)\s)?([\w./-]{{1,120}}:\d{{1,6}}):\s?(.*)", re.S), 1, 2, 3),
+    # Ray core: "[2021-09-14 10:10:20,326 E 2122527 2122927] task_manager.cc:332: msg" (C: critical)
+    (re.compile(rf"\[{_DATE}\s{_TIME}\s([IWEFDC])\s\d{{1,10}}\s\d{{1,10}}\]\s(?:\(\w{{1,40}}\)\s)?([\w./-]{{1,120}}:\d{{1,6}}):\s?(.*)", re.S), 1, 2, 3),
     # Ray python: "2023-01-03 10:33:59,262 WARNING worker.py:1851 -- msg", "2024-01-09 17:49:32,362\tERROR x.py:911 -- msg"
     (re.compile(rf"{_DATE}\s{_TIME}\s({_LV})\s([\w./-]{{1,120}}:\d{{1,6}})\s--\s(.*)", re.S), 1, 2, 3),
     # llama.cpp >= b5000: "1.35.716.244 I slot print_timing: msg"

@@ -52,16 +52,60 @@ _DIED = re.compile(
     # This was caused by an exception on one of the ranks")
     r"|\b(?:has been|was|is being) shut ?down\b[^;!?]{0,40}?\b(?:caused by|due to|because of)\b[^;!?]{0,60}?"
     r"\b(?:exception|error|failure|crash)"
-    # Kubernetes' states of a container that keeps dying or cannot start
-    r"|\b(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull)\b",
+    # Kubernetes' states of a container that keeps dying or cannot start, or of a pod the
+    # kubelet put out of its node for memory: "Evicted" as a status column, an event's
+    # reason or a "Reason:" field ("0/1   Evicted   0   19h", 'reason: "Evicted"'), not a
+    # cache's report "Evicted 715 prefix cache block(s)"
+    r"|\b(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull)\b"
+    r"|(?-i:(?:^|\s\s|[Rr]eason:\s{1,20}\"?)Evicted(?:\s\s|\"|$))",
     re.I,
 )
+# The program says that a part of it hangs: "No available shared memory broadcast block
+# found in 60 seconds. This typically happens when some processes are hanging or ...".
+_HANG_WORDS = re.compile(r"\b(?:hanging|hangs|hung|stuck|deadlocked)\b", re.I)
+# A death word as a field's name, with a value that says "no": the raylet lists jobs as
+# "Job id 02000000 Driver pid 500 is dead: 0", a status dump says "killed=false".
+_FIELD_NO = re.compile(r"\s?[:=]\s?(?:0|false|no|none)\b", re.I)
+
+
+def _death(body: str) -> re.Match[str] | None:
+    """The first death :data:`_DIED` finds in ``body`` that is not a field saying "no"."""
+    for m in _DIED.finditer(body):
+        if not _FIELD_NO.match(body, m.end()):
+            return m
+    return None
+
+
+# The last clause of a sentence in which the program says it stops, after a clause that
+# reports why: "Batch 1882: Invalid loss, terminating training", "MQLLMEngine is already
+# dead, terminating server process", "Loss is nan, stopping training". What the process
+# does next is in the sentence itself; a stop the user asked for gives no failure as its
+# reason ("Received SIGTERM, shutting down").
+_ENDING_CLAUSE = re.compile(
+    r"(?:terminating|stopping|aborting|exiting|shutting down|quitting)(?:\s[\w./()-]{1,40}){0,4}\s?[.!]{0,3}$", re.I
+)
+_NOT_FINITE = re.compile(r"\b(?:nan|-?inf)\b", re.I)
+
+
+def _announced_ending(body: str, bits: int) -> bool:
+    """Whether ``body`` ends with the program stopping because of the failure it reports first."""
+    i = body.rfind(", ")
+    if i <= 0 or len(body) - i > 120 or not _ENDING_CLAUSE.match(body, i + 2):
+        return False
+    cause = body[:i]
+    return is_errorish(cause, bits) or _death(cause) is not None or _NOT_FINITE.search(cause) is not None
+
+
 _LAUNCHER_KILL = re.compile(
-    r"\b(?:Killing|Terminating)\s(?:sub)?process(?:es)?\b|\bclosing signal SIG[A-Z]{2,6}\b|\bvia signal SIG[A-Z]{2,6}\b"
+    # a launcher or a container runtime killing what runs the job ("Killing container with id
+    # docker://notebook", "Killing subprocess 6293")
+    r"\b(?:Killing|Terminating)\s(?:sub)?(?:process(?:es)?|containers?|pods?)\b|\bclosing signal SIG[A-Z]{2,6}\b|\bvia signal SIG[A-Z]{2,6}\b"
     r"|\bdeath signal\b|\bkilled by signal\b|\bterminated with signal\b|\bshutting down workers\b"
     r"|\bsigkill_handler\b|\bexited on signal \d{1,2}\b|\bMPI_ABORT was invoked\b|\bcalled MPI_Abort\b",
     re.I,
 )
+# torch's store-based barrier waits until worker_count equals world_size; the count only grows.
+_BARRIER_COUNT = re.compile(r"\(world_size=(\d{1,7}), worker_count=(\d{1,7})")
 _NONZERO_EXIT = re.compile(
     r"\b(?:exit(?:ed|s)?|return(?:ed|s)?|failed)\s(?:with\s)?(?:a\s)?(?:non-?zero|(?:return\s|exit\s)?(?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b)"
     r"|\bnon-?zero (?:exit|return) (?:code|status)\b|\bexit ?code\s{0,4}:\s{0,4}-?[1-9]"
@@ -272,7 +316,7 @@ _REQUEST_WORDS = re.compile(
 # every position: 100 us for one 150-character line without them).
 _GATES: dict[str, tuple[str, ...]] = {
     "died": ("died", "dead", "killed", "terminated", "crashed", "aborted", "segfaulted", "cancel", "failed", "signaled",
-             "signalled", "failed to ", "backoff", "errimagepull", "shut down", "shutdown"),
+             "signalled", "failed to ", "backoff", "errimagepull", "shut down", "shutdown", "evicted"),
     "launcher": ("killing", "terminating", "signal", "shutting down workers", "sigkill_handler", "mpi_abort"),
     "nonzero": ("code", "status", "zero", "exited with", "*** ["),
     "fatal": ("fatal", "unrecoverable", "cannot continue", "can no longer", "terminate called after throwing",
@@ -299,10 +343,11 @@ _GATES: dict[str, tuple[str, ...]] = {
                   "update check", "check"),
     "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
               "look up", "lookup", "work out", "find out", "no data", "--query"),
+    "hang": ("hanging", "hangs", "hung", "stuck", "deadlocked"),
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE) = (_BIT[n] for n in _GATES)
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG) = (_BIT[n] for n in _GATES)
 _GATE_LITS: list[str] = []
 _GATE_BITS: list[int] = []
 for _name, _lits in _GATES.items():
@@ -379,6 +424,22 @@ EXPLAIN = {
     "process-died": (
         "A process of the job (worker, engine, rank, child) died, was killed or exited with an error; the job cannot go on without it.",
         "Find that process's own first error above (often an OOM, a CUDA error or a signal) and fix it.",
+    ),
+    "announced-ending": (
+        "The program says it is stopping because of the failure this line reports ('..., terminating training').",
+        "Fix the reported cause (the clause before the comma) and rerun.",
+    ),
+    "hang-reported": (
+        "The program reports that some of its processes may be hanging (a collective or a worker has not answered "
+        "for a while); it may also just be slow (compiling, loading).",
+        "If it repeats with no progress, the job is stuck: look for a rank or worker that died or never joined.",
+    ),
+    "barrier-overfull": (
+        "More processes have joined the process group's store barrier than the world has ranks "
+        "(worker_count above world_size). torch waits for the count to equal the world size, and it only "
+        "grows, so this barrier can never complete: the job will hang until the barrier's timeout.",
+        "Stop the job. The store still holds a count from an earlier run, or two jobs share MASTER_ADDR:MASTER_PORT: "
+        "use a fresh port (or rendezvous id) and check that world size and the number of ranks launched agree.",
     ),
     "launcher-kill": (
         "The launcher is stopping the job's processes because one of them failed (or it received a signal itself).",
@@ -662,7 +723,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
                 return make("benign", "optional-missing")
             if g & G_ERRORISH and _ERRORISH.search(body) or "truncated" in body:
                 return make("fatal", "nccl-failure")
-            return _from_rule(rule) if rule is not None else make("warning", "python-warning")
+            if g & G_FALLBACK and _FALLBACK.search(body) or _IGNORED_INPUT.search(body):
+                return _from_rule(rule) if rule is not None else make("warning", "python-warning")
+            # NCCL prints its failures at WARN, in its own words: "Bootstrap Root : rank 1 of 8
+            # ranks has already checked in", "Net : Connection closed by remote peer". Fatal
+            # unless the job shows it went on (progress after it).
+            return make("fatal", "nccl-failure", pending=True)
         if g & G_ERRORISH and _ERRORISH.search(body):
             return make("benign", "nccl-info")
         return _from_rule(rule) if rule is not None and rkind == "info" else None
@@ -673,12 +739,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     deaths = 0 if sh.category else g
     if deaths & G_LAUNCHER and _LAUNCHER_KILL.search(body):
         return make("fatal", "launcher-kill", recoverable=level == "warning")
-    if deaths & G_DIED and _DIED.search(body) and not (g & G_FALLBACK and _FALLBACK.search(body)):
+    if deaths & G_DIED and _death(body) is not None and not (g & G_FALLBACK and _FALLBACK.search(body)):
         return make("fatal", "process-died", recoverable=level == "warning" or service)
     if deaths & G_NONZERO and _NONZERO_EXIT.search(body):
         # A server's manager restarts a worker that exited (gunicorn, Ray
         # Serve): as for a death, fatal unless a restart follows.
         return make("fatal", "nonzero-exit", recoverable=level == "warning" or service)
+    if "worker_count=" in body:
+        # A barrier counter above its total: a shape that can never reach its end.
+        m = _BARRIER_COUNT.search(body)
+        if m is not None and int(m.group(2)) > int(m.group(1)):
+            return make("fatal", "barrier-overfull")
     exc = exception_line(body)
     if exc is None and body.startswith('Exception in thread "'):
         # The JVM's report of an exception nothing caught: the class follows the thread's name.
@@ -687,6 +758,14 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # 5. Fatal by level or by the program's own words.
     if level == "fatal" or g & G_FATAL and _FATAL_WORDS.search(body) or body.startswith(_FATAL_HEADS):
         return make("fatal", "fatal-level") if rkind != "fatal" else _from_rule(rule)
+    # 5a. The program says it stops, and why: fatal unless it shows it went on (the
+    #     notice printed by a callback whose stop did not take: progress follows).
+    if exc is None and level != "debug" and not sh.category and ", " in body and _announced_ending(body, g):
+        return make("fatal", "announced-ending", pending=True)
+    # 5b. The program reports a hang at its INFO/WARNING level (or none): worth knowing;
+    #     whether the job is stuck only time tells (the stall detector's part).
+    if exc is None and level in (None, "info", "warning") and g & G_HANG and _HANG_WORDS.search(body):
+        return make("warning", "hang-reported")
     if (
         level == "error"
         and g & G_DIST

@@ -143,6 +143,11 @@ _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see w
 # family. The process carrying on makes it harmless; the process ending makes
 # it the error that ended it.
 _HELD_RULES = frozenset({"error-line"})
+def _ending_key(ev: LogEvent) -> tuple[str | None, str]:
+    """Who announced a stop, and the stop it announced ("terminating training")."""
+    return ev.worker, ev.text[ev.text.rfind(", ") + 2 :].strip().lower()[:80]
+
+
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",
@@ -369,6 +374,9 @@ class StageLogMonitor:
         self._request_at: dict[str | None, int] = {}
         self._pywarn_at: dict[str | None, int] = {}  # last Python warning line per worker
         self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
+        # Stops a program announced and then went on from (a callback whose stop did not
+        # take): the same announcement again is not believed either (see finish).
+        self._unbelieved: set[tuple[str | None, str]] = set()
         self._now = 0.0
         self._templates: TemplateIndex | None = None
         self.stall.note_activity(self.started_at)
@@ -503,6 +511,9 @@ class StageLogMonitor:
                     ev.kind = "warning"
                     ev.explanation = f"The process exited successfully after this: {ev.explanation}"
                     self._emit(ev)
+                    continue
+                if exit_code is None and _ending_key(ev) in self._unbelieved:
+                    self._went_on(p, "it announced the same stop before and went on")
                     continue
                 self._emit(self._as_fatal(p))
                 continue
@@ -1064,6 +1075,12 @@ class StageLogMonitor:
             explanation=v.explanation,
             action=v.action,
         )
+        if v.rule == "announced-ending" and self._announced_before(ev, no):
+            ev.kind = "warning"
+            ev.explanation = f"The program announced this same stop before and went on: {ev.explanation}"
+            ev.action = "None unless the stage later fails."
+            self._emit(ev)
+            return
         if v.kind == "fatal" and (v.pending or v.recoverable):
             # Fatal unless the process shows otherwise: it goes on (pending)
             # or restarts what died (recoverable).
@@ -1079,6 +1096,14 @@ class StageLogMonitor:
             self._watch(no + _HOLD_LINES)
             return
         self._emit(ev)
+
+    def _announced_before(self, ev: LogEvent, no: int) -> bool:
+        """Whether the same worker announced this stop before: it is still running, so it went on from that one."""
+        key = _ending_key(ev)
+        for p in [p for p in self._pending if p.event.rule == "announced-ending" and _ending_key(p.event) == key]:
+            self._pending.remove(p)
+            self._went_on(p, f"it announced the same stop again on line {no}")
+        return key in self._unbelieved
 
     def _watch(self, to: int) -> None:
         """Read every line up to line ``to`` (what a held or pending event turns into depends on them)."""
@@ -1411,6 +1436,8 @@ class StageLogMonitor:
         """Emit a pending failure the process went on after, as a warning."""
         ev = p.event
         ev.kind = "warning"
+        if ev.rule == "announced-ending":
+            self._unbelieved.add(_ending_key(ev))
         after = f" ({why})" if why else ""
         if ev.rule == "traceback":
             ev.rule = "traceback-handled"

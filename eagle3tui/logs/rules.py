@@ -63,6 +63,8 @@ STRUCTURAL_KEYWORDS = (
     # launchers: MPI aborting the job, a rank that exited on a signal; a part that could not start
     "MPI_ABORT", "MPI_Abort", "exited on signal", "OOMKilled", "failed to start", "failed to launch",
     "failed to initialize", "failed to initialise", "failed to spawn",
+    # torch's store-based barrier, whose counter is read against its total
+    "worker_count=",
 )
 
 

@@ -41,7 +41,7 @@ MAX_TEMPLATE = 4096  # longer lines are each judged on their own
 MAX_TEMPLATES = 50_000  # forget them all beyond this (a log of unique lines)
 # The judge's detectors that read a digit's value (lower-cased literals one
 # of which occurs in any of their matches): exit/return codes and statuses,
-# "non-zero", NCCL's error trace "file.cc:123 -> 2".
+# "non-zero", NCCL's error trace "file.cc:123 -> 2", a barrier's worker_count.
 _EXITISH = (b"exit", b"return", b"failed")
 _CODEISH = (b"code", b"status", b"zero")
 
@@ -50,8 +50,8 @@ BY_TEMPLATE, EXACT, SENSITIVE = 0, 1, 2
 
 def judge_valued(low: bytes) -> bool:
     """Whether a judge detector may read a digit's value in this (lower-cased) line."""
-    if b"->" in low:
-        return True  # NCCL's error trace "file.cc:123 -> 2"
+    if b"->" in low or b"worker_count=" in low:
+        return True  # NCCL's error trace "file.cc:123 -> 2"; a barrier's count against its world size
     return any(w in low for w in _EXITISH) and any(w in low for w in _CODEISH)
 
 
