@@ -161,14 +161,19 @@ def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0) -> dict[
 def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
     """Score one replay against the outcome its source establishes."""
     alerts = got["alerts"]
-    crit = [a for a in alerts if a.get("level") == "critical"]
+    # The hub writes the repeats of an alert inside its dedup window as one
+    # later record with a count ("details.merged"): the same alert counted,
+    # not a new one. Pages are the other critical records.
+    every = [a for a in alerts if a.get("level") == "critical"]
+    crit = [a for a in every if not (a.get("details") or {}).get("merged")]
     # "early-exit" quotes the log's last lines because the stage ended soon
     # after it started (a replay always does); it is no verdict on a line.
     early = [v for v in got["verdicts"] if v.get("rule") == "early-exit"]
     fatal = [v for v in got["verdicts"] if v.get("kind") == "fatal" and v.get("rule") != "early-exit"]
     out: dict[str, Any] = {"id": row["id"], "outcome": row["outcome"], "kind": row["kind"],
                            "watch_rc": got["watch_rc"], "criticals": len(crit),
-                           "critical_kinds": [a["kind"] for a in crit], "early_exit": bool(early)}
+                           "critical_kinds": [a["kind"] for a in crit], "early_exit": bool(early),
+                           "repeat_counts": len(every) - len(crit)}
     fatal_alerts = [a for a in crit if a["kind"] == "fatal-log-event"]
     if row["outcome"] != "died":
         # What a server prints after the stop the supervisor sent is shown in
@@ -253,6 +258,8 @@ def table(results: list[dict[str, Any]]) -> str:
                 ff += f" (after the stop: {', '.join(map(str, r['after_stop_fatal_lines']))})"
         kinds = r["critical_kinds"]
         crit = f"{r['criticals']} ({kinds.count('fatal-log-event')} + {kinds.count('stage-failed')})"
+        if r.get("repeat_counts"):
+            crit += f" + {r['repeat_counts']} repeat count"
         rows.append(f"| {r['id']} | {r['outcome']} | {crit} | "
                     f"{quoted} | {ff} | {r['watch_rc']} | {'yes' if r['ok'] else 'NO'} |")
     return "\n".join(rows)
