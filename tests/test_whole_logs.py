@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 
-# Measured after the stage-alert change of the wholelogs round (13 logs, 5 deaths).
+# Measured after the changes of the wholelogs round (15 logs, 6 deaths).
 FLOORS = {
     "died_one_alert_per_failure": 1.0,  # at most one fatal-log-event critical + one stage-failed
     "died_cause_quoted": 1.0,  # the stage-failed alert's cause spans the line the source names
@@ -40,7 +40,7 @@ def _scorer() -> ModuleType:
 
 def test_manifest_rows_are_complete_and_name_real_lines() -> None:
     rows = _scorer().load_manifest()
-    assert len(rows) >= 13
+    assert len(rows) >= 15
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     assert {p.stem for p in FIXTURES.glob("*.log")} == set(ids), "every log has a manifest row and back"
@@ -84,3 +84,16 @@ def test_a_startup_death_leads_with_its_root_cause_not_its_echoes(scored: tuple[
     assert r["message"].startswith("failed: ValueError: To serve at least one request"), r["message"]
     g = next(x for x in results if x["id"] == "hijinks-vllm-gemma4-failed-startup")
     assert "ImportError: vllm.vllm_flash_attn requires the CUDA flash attention" in g["message"], g["message"]
+
+
+def test_an_exception_quoting_a_workers_traceback_is_one_event_ending_at_the_workers_error(
+        tmp_path: Path) -> None:
+    """PyTorch's DataLoader re-raises a worker's error as ``FileNotFoundError: Traceback (most
+    recent call last):`` followed by the worker's traceback: one event, whose exception line
+    is the worker's ``[Errno 2] No such file`` (github.com/XDong18/hd3, nohup.out)."""
+    from conftest import classified_events
+
+    text = (FIXTURES / "hd3-inference-dataloader-filenotfound.log").read_text(encoding="utf-8")
+    fatal = [e for e in classified_events(tmp_path, text.rstrip("\n")) if e.kind == "fatal"]
+    assert [(e.line, e.end_line) for e in fatal] == [(33, 53)], fatal
+    assert fatal[0].text.startswith("FileNotFoundError: [Errno 2] No such file or directory"), fatal[0].text
