@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 MANIFEST = FIXTURES / "manifest.jsonl"
 OUTCOMES = ("died", "completed", "serving")
+# The exception a line states, from its class name on ("ValueError: To serve ...").
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:.*$")
 # Fatal verdicts this many lines apart are one error written in parts (the
 # failure alert joins them the same way: stage_alerts.CAUSE_GAP_LINES).
 GAP = 2
@@ -212,13 +215,23 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
     before = sorted({v["line"] for v in fatal if cause_line is None or
                      (v.get("end_line") or v["line"]) < span[0]})
     after = sorted({v["line"] for v in fatal if cause_line is not None and v["line"] > span[1]})
-    out.update(one_critical=len(crit) == 1, stage_failed=len(failed),
+    message = failed[0]["message"] if failed else ""
+    if cause_line is None:
+        names_cause = message.startswith("failed: exit") or message.startswith("failed: signal")
+    else:
+        # The message quotes the cause's own words (its exception, else its text).
+        line = (FIXTURES / f"{row['id']}.log").read_text(encoding="utf-8").splitlines()[cause_line - 1]
+        m = _EXCEPTION.search(line)
+        needle = (m.group(0) if m else line.strip())[:50]
+        names_cause = message.startswith("failed: ") and needle in message
+    out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
                one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
                cause_quoted=cause_ok, cause_line=cause_line,
                quoted_line=(cause or {}).get("line"), quoted_rule=(cause or {}).get("rule"),
                message=(failed[0]["message"][:160] if failed else None),
                false_fatal_lines=before, echo_fatal_lines=after)
-    out["ok"] = out["one_alert_per_failure"] and cause_ok and not before and got["watch_rc"] == 1
+    out["ok"] = (out["one_alert_per_failure"] and cause_ok and names_cause and not before
+                 and got["watch_rc"] == 1)
     return out
 
 
@@ -235,6 +248,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "died_one_critical": frac(sum(r["one_critical"] for r in died), len(died)),
         "died_one_alert_per_failure": frac(sum(r["one_alert_per_failure"] for r in died), len(died)),
         "died_cause_quoted": frac(sum(r["cause_quoted"] for r in died), len(died)),
+        "died_message_names_cause": frac(sum(r["message_names_cause"] for r in died), len(died)),
         "died_with_false_fatals": sum(bool(r["false_fatal_lines"]) for r in died),
         "calm_false_alarms": sum(r["false_alarm"] for r in calm),
         "all_ok": frac(sum(r["ok"] for r in results), len(results)),
@@ -244,15 +258,16 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 def table(results: list[dict[str, Any]]) -> str:
     """The per-log table, as printed and as pasted into docs/logs.md."""
     head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | cause quoted | "
-            "false fatal lines | watch exit | ok |")
-    rows = [head, "|" + "---|" * 7]
+            "message names it | false fatal lines | watch exit | ok |")
+    rows = [head, "|" + "---|" * 8]
     for r in results:
         if r["outcome"] == "died":
             want = "none (exit code)" if r["cause_line"] is None else f"line {r['cause_line']}"
             quoted = f"{'yes' if r['cause_quoted'] else 'no'}: want {want}, got {r['quoted_line']} ({r['quoted_rule']})"
+            names = "yes" if r["message_names_cause"] else "no"
             ff = ", ".join(map(str, r["false_fatal_lines"])) or "-"
         else:
-            quoted = "n/a"
+            quoted = names = "n/a"
             ff = ", ".join(map(str, r["fatal_lines"])) or "-"
             if r.get("after_stop_fatal_lines"):
                 ff += f" (after the stop: {', '.join(map(str, r['after_stop_fatal_lines']))})"
@@ -261,7 +276,7 @@ def table(results: list[dict[str, Any]]) -> str:
         if r.get("repeat_counts"):
             crit += f" + {r['repeat_counts']} repeat count"
         rows.append(f"| {r['id']} | {r['outcome']} | {crit} | "
-                    f"{quoted} | {ff} | {r['watch_rc']} | {'yes' if r['ok'] else 'NO'} |")
+                    f"{quoted} | {names} | {ff} | {r['watch_rc']} | {'yes' if r['ok'] else 'NO'} |")
     return "\n".join(rows)
 
 

@@ -49,6 +49,26 @@ _ROOT_CAUSE = "Root Cause (first observed failure)"
 _ROOT_FIELDS = ("rank", "exitcode", "traceback")
 
 
+_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
+
+
+def _says_what_went_wrong(text: str) -> bool:
+    """True if the last line of an event is an exception with a message of its own.
+
+    ``ValueError: To serve at least one request ...`` does; a logged headline
+    without an exception does not, nor does ``RuntimeError: Error raised in
+    subprocess:``, whose message is what follows it.
+    """
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    m = _EXCEPTION_AT_END.search(lines[-1][-2000:])
+    if m is None:
+        return False
+    msg = m.group("msg").strip()
+    return bool(msg) and not msg.endswith(":")
+
+
 def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | None:
     """torchrun's "Root Cause" entry from the end of a log: ``rank 0 (local_rank: 0), exitcode 1 (pid: 78970)``.
 
@@ -481,6 +501,7 @@ class StageWatch:
         fatals = sorted(self._fatals, key=lambda f: (f["line"] or 0, f.get("end_line") or 0))
         cause = dict(fatals[0])
         cause.pop("worker", None)
+        parts = [fatals[0]]
         end = int(cause.get("end_line") or cause["line"] or 0)
         for f in fatals[1:]:
             if (f["line"] or 0) > end + CAUSE_GAP_LINES + 1 or f.get("worker") != fatals[0].get("worker"):
@@ -489,7 +510,15 @@ class StageWatch:
                 continue  # within what the cause already spans
             end = int(f.get("end_line") or f["line"])
             cause["end_line"] = end
-            cause["text"] = (str(cause.get("text") or "") + "\n" + str(f.get("text") or ""))[-500:]
+            parts.append(f)
+        # The part that says what went wrong: the first exception with a
+        # message of its own. A headline ("EngineCore failed to start.") or
+        # an exception whose message only announces what follows ("Error
+        # raised in subprocess:") hands over to the next part; in a chain
+        # ("The above exception was the direct cause ...") the first one is
+        # the cause and the later ones wrap it.
+        telling = next((p for p in parts if _says_what_went_wrong(str(p.get("text") or ""))), parts[-1])
+        cause["text"] = str(telling.get("text") or "")[-500:]
         return cause
 
     def rule_ids(self) -> list[str]:
