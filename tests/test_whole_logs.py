@@ -21,10 +21,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 
-# Measured after the changes of the wholelogs round (15 logs, 6 deaths).
+# Measured after the changes of the wholelogs round (17 logs, 7 deaths).
 FLOORS = {
     "died_one_alert_per_failure": 1.0,  # at most one fatal-log-event critical + one stage-failed
     "died_cause_quoted": 1.0,  # the stage-failed alert's cause spans the line the source names
+    "died_message_names_cause": 1.0,  # and its message quotes that line's exception
     "all_ok": 1.0,
 }
 CEILINGS = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
@@ -40,7 +41,7 @@ def _scorer() -> ModuleType:
 
 def test_manifest_rows_are_complete_and_name_real_lines() -> None:
     rows = _scorer().load_manifest()
-    assert len(rows) >= 15
+    assert len(rows) >= 17
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     assert {p.stem for p in FIXTURES.glob("*.log")} == set(ids), "every log has a manifest row and back"
@@ -84,6 +85,9 @@ def test_a_startup_death_leads_with_its_root_cause_not_its_echoes(scored: tuple[
     assert r["message"].startswith("failed: ValueError: To serve at least one request"), r["message"]
     g = next(x for x in results if x["id"] == "hijinks-vllm-gemma4-failed-startup")
     assert "ImportError: vllm.vllm_flash_attn requires the CUDA flash attention" in g["message"], g["message"]
+    # A chain: the CUDA OOM is "the direct cause" of the script's own RuntimeError; it leads.
+    y = next(x for x in results if x["id"] == "teech-yolov8-oom-retries")
+    assert y["message"].startswith("failed: RuntimeError: CUDA error: out of memory"), y["message"]
 
 
 def test_an_exception_quoting_a_workers_traceback_is_one_event_ending_at_the_workers_error(
