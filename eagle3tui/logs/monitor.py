@@ -256,6 +256,10 @@ class _Held:
     closed_at: float
 
 
+# The end of an exception line whose message is another process's traceback.
+_QUOTED_TRACEBACK = "Traceback (most recent call last):"
+
+
 def _looks_like_exception(line: str) -> bool:
     """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``."""
     head = line.split(":", 1)[0].strip()
@@ -1352,6 +1356,12 @@ class StageLogMonitor:
         if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
             if not tb.request and self.stage_kind == "service" and is_request_frame(body):
                 tb.request = True
+            return True
+        if _looks_like_exception(body) and body.rstrip().endswith(_QUOTED_TRACEBACK):
+            # "FileNotFoundError: Traceback (most recent call last):": the
+            # exception's message quotes the traceback of where it was raised
+            # (a DataLoader worker, a subprocess). The exception line that
+            # says what went wrong ends that quote: read on to it.
             return True
         del self._tb[worker]
         if _looks_like_exception(body):

@@ -34,6 +34,10 @@ LAUNCHER_REPORT_LINES = 40
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 # Fatal rules whose report spans several matching lines: alerted once per attempt.
 ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
+# Fatal events this close (lines between them) are one error written in
+# parts: a logged message and the traceback under it, an exception and the
+# subprocess traceback quoted in its message. The cause is all of them.
+CAUSE_GAP_LINES = 2
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
@@ -43,6 +47,26 @@ def ruleset_for(config: PipelineConfig) -> RuleSet:
 
 _ROOT_CAUSE = "Root Cause (first observed failure)"
 _ROOT_FIELDS = ("rank", "exitcode", "traceback")
+
+
+_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
+
+
+def _says_what_went_wrong(text: str) -> bool:
+    """True if the last line of an event is an exception with a message of its own.
+
+    ``ValueError: To serve at least one request ...`` does; a logged headline
+    without an exception does not, nor does ``RuntimeError: Error raised in
+    subprocess:``, whose message is what follows it.
+    """
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    m = _EXCEPTION_AT_END.search(lines[-1][-2000:])
+    if m is None:
+        return False
+    msg = m.group("msg").strip()
+    return bool(msg) and not msg.endswith(":")
 
 
 def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | None:
@@ -123,6 +147,13 @@ class StageWatch:
         # progress after it while the process lives. Progress clears it.
         self.first_fatal: dict[str, Any] | None = self._load_fatal()
         self.fatal: dict[str, Any] | None = self.first_fatal
+        # Every fatal event of the attempt read by this watch, in the order
+        # they came out (a traceback is judged only once the process ends, so
+        # that is not always the order of their lines).
+        self._fatals: list[dict[str, Any]] = []
+        # (rule, text) of the fatal alert that paged for the current failure:
+        # its exact repeats stay as they are (the hub counts repeats).
+        self._paged: tuple[str | None, str] | None = None
         self._now = time.time()
         # Lines after this one were printed because a stop was asked for
         # (a launcher's failure report after SIGTERM): they are never alerts.
@@ -207,6 +238,8 @@ class StageWatch:
         out = self._to_alerts(events)
         if self.fatal is not None and (self.monitor.progress_line or 0) > int(self.fatal.get("line") or 0):
             self.fatal = None  # it made progress after the error: not failing (any more)
+            self._fatals.clear()  # nor do those errors explain a later failure
+            self._paged = None
         stall_events = self.monitor.check(now, self.gpu_witness)
         for ev in stall_events:
             if ev.rule in STALL_RULES:
@@ -265,6 +298,11 @@ class StageWatch:
         out: list[AlertTuple] = []
         verdicts: list[dict[str, Any]] = []
         last_line = 0
+        # One failure, one page: a fatal event while the attempt already fails
+        # from an earlier one (no progress since) is its echo (other ranks, the
+        # launcher, a server's "see root cause above"), not a new critical.
+        already_failing = self.fatal is not None
+        fatal_at: list[tuple[int, int, tuple[str | None, str]]] = []  # (index in out, line, (rule, text))
         for ev in events:
             if ev.rule == "log-reset":
                 # copytruncate or a new file: line numbers restart, so does the mark.
@@ -294,7 +332,19 @@ class StageWatch:
                 continue  # shown in the log pane with its verdict, never alerted
             alert = self._alert_for(ev)
             if alert:
+                if alert[1] == "fatal-log-event" and alert[0] == "critical":
+                    fatal_at.append((len(out), ev.line or 0, (ev.rule, ev.text)))
                 out.append(alert)
+        if fatal_at:
+            # The batch's earliest line pages (a traceback judged at the exit
+            # comes out after the line that followed it, but it came first).
+            first = None if already_failing and self._paged else min(fatal_at, key=lambda x: x[1])
+            if first is not None:
+                self._paged = first[2]
+            of_line = first[1] if first else int((self.fatal or {}).get("line") or 0)
+            for i, line, sig in fatal_at:
+                if (i, line, sig) != first and sig != self._paged:
+                    out[i] = self._as_echo(out[i], of_line)
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
@@ -305,6 +355,13 @@ class StageWatch:
             waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
             self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
+
+    @staticmethod
+    def _as_echo(alert: AlertTuple, of_line: int) -> AlertTuple:
+        """A fatal alert of a failure that already paged: kept, at info level."""
+        level, kind, message, details = alert
+        details = dict(details, echo_of_line=of_line)
+        return ("info", kind, f"{message} (the same failure as line {of_line})", details)
 
     def _in_launcher_report(self, ev: LogEvent) -> bool:
         """A line of a launcher's failure report already alerted as one event.
@@ -322,6 +379,8 @@ class StageWatch:
     def _note_fatal(self, ev: LogEvent) -> None:
         fatal = {"line": ev.line, "end_line": ev.end_line, "rule": ev.rule,
                  "text": ev.text[:500], "explanation": ev.explanation, "at": self._now}
+        if ev.rule != "early-exit":
+            self._fatals.append(dict(fatal, worker=ev.worker))
         if self.first_fatal is None:
             self.first_fatal = fatal
             self._write_seen()
@@ -405,18 +464,19 @@ class StageWatch:
                 for e in self.monitor.tail_errors(n + 16) if not self._after_stop(e)][-n:]
 
     def cause(self) -> dict[str, Any] | None:
-        """What explains a failed attempt: its first fatal event, else its last error.
+        """What explains a failed attempt: its earliest fatal event, else its last error.
 
         Fatal events come first because a job's first fatal error is usually
         the root cause and what follows (other ranks timing out, a launcher's
         report) is its consequence; a warning never explains a failure.
         """
-        if self.first_fatal is not None:
-            cause = dict(self.first_fatal)
+        earliest = self._root_cause()
+        if earliest is not None or self.first_fatal is not None:
+            cause = dict(earliest if earliest is not None else self.first_fatal or {})
             if cause.get("rule") == "torchrun-child-failed":
-                root = launcher_root_cause(self.monitor.path)
-                if root:
-                    cause["root_cause"] = root
+                rank = launcher_root_cause(self.monitor.path)
+                if rank:
+                    cause["root_cause"] = rank
             return cause
         errs = [e for e in self.monitor.tail_errors(64)
                 if not self._after_stop(e) and e.kind == "fatal"]
@@ -425,6 +485,41 @@ class StageWatch:
             return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
                     "explanation": e.explanation}
         return None
+
+    def _root_cause(self) -> dict[str, Any] | None:
+        """The attempt's earliest fatal event, joined with the ones written right after it.
+
+        The first fatal line of a log is usually the root cause and the later
+        ones its consequences, whatever order they were judged in. A logged
+        "failed to start" and the traceback under it, or an exception and the
+        subprocess traceback quoted in its message, are one error: the cause
+        spans them and its text ends with the last exception, the one that
+        says what went wrong.
+        """
+        if not self._fatals:
+            return None
+        fatals = sorted(self._fatals, key=lambda f: (f["line"] or 0, f.get("end_line") or 0))
+        cause = dict(fatals[0])
+        cause.pop("worker", None)
+        parts = [fatals[0]]
+        end = int(cause.get("end_line") or cause["line"] or 0)
+        for f in fatals[1:]:
+            if (f["line"] or 0) > end + CAUSE_GAP_LINES + 1 or f.get("worker") != fatals[0].get("worker"):
+                break
+            if int(f.get("end_line") or f["line"] or 0) <= end:
+                continue  # within what the cause already spans
+            end = int(f.get("end_line") or f["line"])
+            cause["end_line"] = end
+            parts.append(f)
+        # The part that says what went wrong: the first exception with a
+        # message of its own. A headline ("EngineCore failed to start.") or
+        # an exception whose message only announces what follows ("Error
+        # raised in subprocess:") hands over to the next part; in a chain
+        # ("The above exception was the direct cause ...") the first one is
+        # the cause and the later ones wrap it.
+        telling = next((p for p in parts if _says_what_went_wrong(str(p.get("text") or ""))), parts[-1])
+        cause["text"] = str(telling.get("text") or "")[-500:]
+        return cause
 
     def rule_ids(self) -> list[str]:
         return sorted(self.rules_seen)

@@ -1,0 +1,315 @@
+"""Replay whole recorded logs through the real supervisor and score its alerts.
+
+    .venv/bin/python bench/score_whole_logs.py [--only ID ...] [--json OUT]
+
+Excerpt scoring (bench/score_corpus.py) judges a few lines at a time; it
+cannot say whether one failure gives one clear alert, because "what the
+process does next" is not in an excerpt. Here each log of
+tests/fixtures/whole_logs (real logs from public repositories, with the
+outcome their source establishes; see manifest.jsonl) is replayed as a stage:
+a real subprocess prints the log line by line and ends the way the recorded
+process ended, while ``eagle3tui --watch --run-all`` supervises it. The
+alerts file and the driver's per-line verdicts are then scored:
+
+* ``died``: exactly one critical alert for the stage? Does the
+  ``stage-failed`` alert lead with the cause (its cause event spans the
+  line the source names; for a death with no line of its own, no cause is
+  quoted and the message is the exit code and its hint)? Fatal verdicts on
+  other lines before the cause are false fatals; after it they are counted
+  as the failure's echoes (a launcher's report, other ranks).
+* ``completed`` / ``serving``: any critical alert or fatal verdict is a
+  false alarm, and ``--watch`` must exit 0.
+
+A ``service`` log is replayed as a service with a client stage that
+depends on it: the client ends once the service has printed its log (or
+after a while, if it died), and the supervisor then stops the unneeded
+service, as in a real pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
+MANIFEST = FIXTURES / "manifest.jsonl"
+OUTCOMES = ("died", "completed", "serving")
+# The exception a line states, from its class name on ("ValueError: To serve ...").
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:.*$")
+# Fatal verdicts this many lines apart are one error written in parts (the
+# failure alert joins them the same way: stage_alerts.CAUSE_GAP_LINES).
+GAP = 2
+
+# Prints the recorded log as the process did, then ends as it ended. A small
+# pause per line lets the driver see the log grow over several polls, as it
+# would a live process, without making a 1,000-line log take minutes.
+REPLAY = textwrap.dedent("""
+    import signal, sys, time
+    log, code, marker, linger, stop = (sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]),
+                                       int(sys.argv[5]))
+    lines = open(log, encoding="utf-8").read().splitlines(keepends=True)
+    def show(part):
+        for line in part:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            time.sleep(0.003)
+    def on_term(signum, frame):
+        show(lines[stop - 1:])  # what the recorded process printed once it was told to stop
+        sys.exit(code)
+    if stop:
+        signal.signal(signal.SIGTERM, on_term)
+    show(lines[:stop - 1] if stop else lines)
+    if marker != "-":
+        open(marker, "w").close()
+    if linger > 0:
+        time.sleep(linger)
+    sys.exit(code)
+""")
+
+# The service's client: done once the service printed its whole log, or
+# after ``wait`` seconds (the service died before that). Then it idles a
+# little so that the driver judges the service's last lines while it lives.
+CLIENT = textwrap.dedent("""
+    import os, sys, time
+    marker, wait = sys.argv[1], float(sys.argv[2])
+    deadline = time.monotonic() + wait
+    while not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(3.0)
+""")
+
+
+def load_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
+    """The manifest rows, in file order."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _pipeline_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
+    """The pipeline text for one replay and the name of the stage under test."""
+    py = json.dumps(sys.executable)
+    log = json.dumps(str(FIXTURES / f"{row['id']}.log"))
+    replay = json.dumps(str(work / "replay.py"))
+    marker = work / "printed"
+    code = int(row.get("exit_code") if row.get("exit_code") is not None else
+               (1 if row["outcome"] == "died" else 0))
+    if row["kind"] != "service":
+        return (f"""
+[[stage]]
+name = "job"
+command = [{py}, {replay}, {log}, "{code}", "-", "0", "0"]
+stop_grace = "3s"
+""", "job")
+    # A serving log lingers (it is still serving); a dead or finished one ends.
+    # With ``stop_line`` the recorded stop is the supervisor's own: the lines
+    # from there on are printed once its SIGTERM arrives.
+    linger = 3600 if row["outcome"] == "serving" else 0
+    stop = int(row.get("stop_line") or 0)
+    client = json.dumps(str(work / "client.py"))
+    return (f"""
+[[stage]]
+name = "serve"
+kind = "service"
+command = [{py}, {replay}, {log}, "{code}", {json.dumps(str(marker))}, "{linger}", "{stop}"]
+stop_grace = "3s"
+
+[[stage]]
+name = "client"
+depends_on = ["serve"]
+command = [{py}, {client}, {json.dumps(str(marker))}, "20"]
+""", "serve")
+
+
+def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0) -> dict[str, Any]:
+    """Run one log as a stage under ``eagle3tui --watch --run-all``; return what came out."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "replay.py").write_text(REPLAY)
+    (work / "client.py").write_text(CLIENT)
+    text, stage = _pipeline_toml(row, work)
+    cfg = work / "pipeline.toml"
+    cfg.write_text(text)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    started = time.monotonic()
+    with open(work / "watch.out", "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "eagle3tui", "--config", str(cfg), "--watch",
+                                 "--run-all"], stdout=out, stderr=subprocess.STDOUT, cwd=work,
+                                stdin=subprocess.DEVNULL, env=env)
+        try:
+            rc: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            rc = None
+    state = work / ".eagle3tui"
+    alerts_path = state / "alerts.jsonl"
+    alerts = ([json.loads(x) for x in alerts_path.read_text().splitlines() if x.strip()]
+              if alerts_path.exists() else [])
+    verdicts: list[dict[str, Any]] = []
+    for p in sorted((state / "runs" / stage).glob("*.verdicts.jsonl")):
+        verdicts += [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    return {"id": row["id"], "stage": stage, "watch_rc": rc, "seconds": round(time.monotonic() - started, 1),
+            "alerts": [a for a in alerts if a.get("stage") == stage], "verdicts": verdicts}
+
+
+def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
+    """Score one replay against the outcome its source establishes."""
+    alerts = got["alerts"]
+    # The hub writes the repeats of an alert inside its dedup window as one
+    # later record with a count ("details.merged"): the same alert counted,
+    # not a new one. Pages are the other critical records.
+    every = [a for a in alerts if a.get("level") == "critical"]
+    crit = [a for a in every if not (a.get("details") or {}).get("merged")]
+    # "early-exit" quotes the log's last lines because the stage ended soon
+    # after it started (a replay always does); it is no verdict on a line.
+    early = [v for v in got["verdicts"] if v.get("rule") == "early-exit"]
+    fatal = [v for v in got["verdicts"] if v.get("kind") == "fatal" and v.get("rule") != "early-exit"]
+    out: dict[str, Any] = {"id": row["id"], "outcome": row["outcome"], "kind": row["kind"],
+                           "watch_rc": got["watch_rc"], "criticals": len(crit),
+                           "critical_kinds": [a["kind"] for a in crit], "early_exit": bool(early),
+                           "repeat_counts": len(every) - len(crit)}
+    fatal_alerts = [a for a in crit if a["kind"] == "fatal-log-event"]
+    if row["outcome"] != "died":
+        # What a server prints after the stop the supervisor sent is shown in
+        # its log pane, but it is no alarm (the stop ended it).
+        stop = row.get("stop_line")
+        out["after_stop_fatal_lines"] = sorted({v["line"] for v in fatal if stop and v["line"] >= stop})
+        fatal = [v for v in fatal if not stop or v["line"] < stop]
+        out["false_alarm"] = bool(crit or fatal)
+        out["fatal_lines"] = sorted({v["line"] for v in fatal})
+        out["ok"] = not out["false_alarm"] and got["watch_rc"] == 0
+        return out
+    cause_line = row.get("cause_line")
+    failed = [a for a in crit if a["kind"] == "stage-failed"]
+    cause = (failed[0]["details"].get("cause") if failed else None) or None
+    if cause is not None and cause.get("rule") == "early-exit":
+        cause = None  # the message says "failed: exit N", as for no cause
+    if cause_line is None:
+        cause_ok = bool(failed) and cause is None
+    else:
+        first = int((cause or {}).get("line") or 0)
+        last = int((cause or {}).get("end_line") or first)
+        cause_ok = first <= cause_line <= last if first else False
+    # The cause's span: the fatal verdict on the cause line, grown over the
+    # fatal verdicts written right before or after it (a logged message and
+    # its traceback are one error), as the failure alert itself joins them.
+    span = (cause_line, cause_line)
+    if cause_line is not None:
+        grown = True
+        while grown:
+            grown = False
+            for v in fatal:
+                lo, hi = v["line"], v.get("end_line") or v["line"]
+                if lo <= span[1] + GAP + 1 and hi >= span[0] - GAP - 1 and (lo < span[0] or hi > span[1]):
+                    span = (min(lo, span[0]), max(hi, span[1]))
+                    grown = True
+    before = sorted({v["line"] for v in fatal if cause_line is None or
+                     (v.get("end_line") or v["line"]) < span[0]})
+    after = sorted({v["line"] for v in fatal if cause_line is not None and v["line"] > span[1]})
+    message = failed[0]["message"] if failed else ""
+    if cause_line is None:
+        names_cause = message.startswith("failed: exit") or message.startswith("failed: signal")
+    else:
+        # The message quotes the cause's own words (its exception, else its text).
+        line = (FIXTURES / f"{row['id']}.log").read_text(encoding="utf-8").splitlines()[cause_line - 1]
+        m = _EXCEPTION.search(line)
+        needle = (m.group(0) if m else line.strip())[:50]
+        names_cause = message.startswith("failed: ") and needle in message
+    out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
+               one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
+               cause_quoted=cause_ok, cause_line=cause_line,
+               quoted_line=(cause or {}).get("line"), quoted_rule=(cause or {}).get("rule"),
+               message=(failed[0]["message"][:160] if failed else None),
+               false_fatal_lines=before, echo_fatal_lines=after)
+    out["ok"] = (out["one_alert_per_failure"] and cause_ok and names_cause and not before
+                 and got["watch_rc"] == 1)
+    return out
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The totals the test holds the supervisor to."""
+    died = [r for r in results if r["outcome"] == "died"]
+    calm = [r for r in results if r["outcome"] != "died"]
+
+    def frac(n: int, d: int) -> float | None:
+        return round(n / d, 3) if d else None
+
+    return {
+        "logs": len(results), "died": len(died), "completed_or_serving": len(calm),
+        "died_one_critical": frac(sum(r["one_critical"] for r in died), len(died)),
+        "died_one_alert_per_failure": frac(sum(r["one_alert_per_failure"] for r in died), len(died)),
+        "died_cause_quoted": frac(sum(r["cause_quoted"] for r in died), len(died)),
+        "died_message_names_cause": frac(sum(r["message_names_cause"] for r in died), len(died)),
+        "died_with_false_fatals": sum(bool(r["false_fatal_lines"]) for r in died),
+        "calm_false_alarms": sum(r["false_alarm"] for r in calm),
+        "all_ok": frac(sum(r["ok"] for r in results), len(results)),
+    }
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """The per-log table, as printed and as pasted into docs/logs.md."""
+    head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | cause quoted | "
+            "message names it | false fatal lines | watch exit | ok |")
+    rows = [head, "|" + "---|" * 8]
+    for r in results:
+        if r["outcome"] == "died":
+            want = "none (exit code)" if r["cause_line"] is None else f"line {r['cause_line']}"
+            quoted = f"{'yes' if r['cause_quoted'] else 'no'}: want {want}, got {r['quoted_line']} ({r['quoted_rule']})"
+            names = "yes" if r["message_names_cause"] else "no"
+            ff = ", ".join(map(str, r["false_fatal_lines"])) or "-"
+        else:
+            quoted = names = "n/a"
+            ff = ", ".join(map(str, r["fatal_lines"])) or "-"
+            if r.get("after_stop_fatal_lines"):
+                ff += f" (after the stop: {', '.join(map(str, r['after_stop_fatal_lines']))})"
+        kinds = r["critical_kinds"]
+        crit = f"{r['criticals']} ({kinds.count('fatal-log-event')} + {kinds.count('stage-failed')})"
+        if r.get("repeat_counts"):
+            crit += f" + {r['repeat_counts']} repeat count"
+        rows.append(f"| {r['id']} | {r['outcome']} | {crit} | "
+                    f"{quoted} | {names} | {ff} | {r['watch_rc']} | {'yes' if r['ok'] else 'NO'} |")
+    return "\n".join(rows)
+
+
+def run(rows: list[dict[str, Any]], keep: Path | None = None) -> list[dict[str, Any]]:
+    """Replay and judge every row; one temp directory per log."""
+    results = []
+    with tempfile.TemporaryDirectory(prefix="wholelogs-") as tmp:
+        base = keep or Path(tmp)
+        for row in rows:
+            got = replay_one(row, base / row["id"])
+            results.append(judge(row, got))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="ids to replay (default: all)")
+    ap.add_argument("--json", type=Path, help="write the per-log results and totals here")
+    ap.add_argument("--keep", type=Path, help="keep each replay's directory under this folder")
+    args = ap.parse_args(argv)
+    rows = [r for r in load_manifest() if not args.only or r["id"] in args.only]
+    results = run(rows, args.keep)
+    totals = summarise(results)
+    print(table(results))
+    print()
+    print(json.dumps(totals, indent=1))
+    for r in results:
+        if r["outcome"] == "died":
+            print(f"{r['id']}: {r['message']}")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "totals": totals}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
