@@ -143,17 +143,17 @@ _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see w
 # family. The process carrying on makes it harmless; the process ending makes
 # it the error that ended it.
 _HELD_RULES = frozenset({"error-line"})
-def _ending_key(ev: LogEvent) -> tuple[str | None, str]:
-    """Who announced a stop, and the stop it announced ("terminating training")."""
-    return ev.worker, ev.text[ev.text.rfind(", ") + 2 :].strip().lower()[:80]
-
-
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
     "Traceback (most recent call last)",
 )
+
+
+def _ending_key(ev: LogEvent) -> tuple[str | None, str]:
+    """Who announced a stop, and the stop it announced ("terminating training")."""
+    return ev.worker, ev.text[ev.text.rfind(", ") + 2 :].strip().lower()[:80]
 
 
 class _Markers:
