@@ -3,6 +3,7 @@ cleanup of every process a test left behind (drivers and stage groups)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import pytest
@@ -115,6 +117,15 @@ class Pipeline:
             except (OSError, ValueError, KeyError):
                 pass
 
+
+
+def bench_module(name: str) -> ModuleType:
+    """A script of bench/ (``score_corpus``, ``score_whole_logs``) loaded as a module, to test its core."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def classified_events(tmp_path: Path, text: str, kind: str = "task") -> list:

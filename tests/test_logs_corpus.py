@@ -17,13 +17,14 @@ regressions without letting anyone tune to it.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "eagle3tui-corpus-2026-11-30"
@@ -68,11 +69,7 @@ HELDOUT_478_FLOOR = {"fatal_recall": 0.942, "false_fatal": 0.01, "benign_recogni
 
 
 def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("score_corpus", ROOT / "bench" / "score_corpus.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("score_corpus")
 
 
 @pytest.fixture(scope="module")

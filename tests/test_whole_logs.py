@@ -11,12 +11,13 @@ does better, never lower them.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
@@ -32,11 +33,7 @@ CEILINGS = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 
 
 def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("score_whole_logs", ROOT / "bench" / "score_whole_logs.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("score_whole_logs")
 
 
 def test_manifest_rows_are_complete_and_name_real_lines() -> None:
