@@ -184,6 +184,35 @@ _ACCESS_5XX = re.compile(
     r"\|\s{1,3}5\d\d\s{1,3}\|\s{1,20}[\d.]{1,12}[µa-z]{0,3}s?\w{0,8}\s{1,3}\|\s{1,20}\S{1,64}\s{1,3}\|\s{1,3}"
     r"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s"
 )
+# The same in the common access-log format of uvicorn/gunicorn/nginx: the quoted request,
+# then the status ('10.0.0.1:48532 - "POST /v1/chat/completions HTTP/1.1" 500 Internal
+# Server Error'). The access logger writes every request at INFO: the status is the outcome.
+# A client's own log of a response it received ('HTTP Request: POST https://x "HTTP/1.1 500
+# Internal Server Error"') has the status inside the quotes and is not this shape.
+_ACCESS_LINE_5XX = re.compile(r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s[^\"]{1,400}\"\s{1,3}5\d\d\b")
+# A program predicting that what it just found can make this run fail ("This is not
+# supported for all configurations of models and can yield errors.", "Either way, this
+# might cause trouble in the future"): a modal verb, a verb of causing, then errors or
+# trouble. Not a statement that something is absent or replaced (those are harmless), and
+# not a certainty about someone's input ("will result in indexing errors").
+_PREDICTS_TROUBLE = re.compile(
+    r"\b(?:can|may|might|could)\s(?:\w{1,12}\s)?(?:yield|cause|lead to|result in|produce|trigger)\s"
+    r"(?:\w{1,15}\s){0,3}?(?:errors?|trouble|problems?|failures?|crash(?:es)?|hang(?:s|ing)?|deadlocks?)\b"
+    # ... said outright: "This can potentially cause a hang if this rank to GPU mapping is
+    # incorrect" is advice about a case the program does not know it is in.
+    r"(?![^.;]{0,200}\bif\b)",
+    re.I,
+)
+_TROUBLE_VERBS = ("yield", "cause", "lead to", "result in", "produce", "trigger")
+# The fp16 loss scaler's counter: the value it tried and the one it lowers to
+# ("Attempted loss scale: 64.0, reducing to 32.0", "reducing loss scale to 2.0").
+_LOSS_SCALE_VALUE = re.compile(r"(?:loss scale:?|reducing (?:loss scale )?to)\s{1,3}(\d{1,12}(?:\.\d{1,6})?)\b", re.I)
+# Scalers start at 2**16 (apex, DeepSpeed's default) or higher, halve on an overflow and
+# grow back after a run of good steps: a healthy run overflows a few times and settles in
+# the thousands. Below 2**7 the scaler has halved on nearly every step for a long while:
+# the gradients overflow even when barely scaled, so steps keep being skipped (and at the
+# scaler's minimum the run stops: "Current loss scale already at minimum").
+_COLLAPSED_SCALE = 128.0
 # The thing a server serves, or a job trains, cannot be loaded or found: nothing
 # can run without it ("Unable to load model: /x.gguf", "failed to create context
 # with model '...'", "failed to poll model 'dne': model not found").
@@ -537,11 +566,29 @@ EXPLAIN = {
         "A named step of the job reported its own failure at the program's ERROR level; the job cannot complete it.",
         "Read the step's own log that the message points to; fix the cause and rerun.",
     ),
+    "trouble-predicted": (
+        "The program warns that what it found (an unsupported combination, a guess between conflicting files) "
+        "can cause errors in this run; it goes on for now.",
+        "Check the combination it names; if the stage later fails or misbehaves, start here.",
+    ),
+    "loss-scale-collapsed": (
+        "The fp16 loss scaler keeps skipping steps: it has lowered the loss scale to a small value, so the "
+        "gradients overflow on nearly every step even when barely scaled; the run goes on but skips its updates "
+        "(and stops once the scale reaches its minimum).",
+        "Look for the cause of the overflows (learning rate, bad data, a layer in fp16 that needs fp32); "
+        "training in bf16 avoids the loss scaler altogether.",
+    ),
     "service-survived": (
         "The server reported a failure but kept serving afterwards.",
         "None unless it repeats; it failed the request(s) in flight.",
     ),
 }
+
+
+def _scale_collapsed(body: str) -> bool:
+    """Whether an fp16 overflow line shows the loss scale fallen below :data:`_COLLAPSED_SCALE`."""
+    values = [float(m.group(1)) for m in _LOSS_SCALE_VALUE.finditer(body[:600])]
+    return bool(values) and min(values) < _COLLAPSED_SCALE
 
 
 def make(kind: str, rule: str, *, pending: bool = False, recoverable: bool = False, held: bool = False) -> Verdict:
@@ -698,6 +745,8 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # User rules and the Slurm pack (it matches only slurmstepd/srun's own wording) are authoritative.
     if rule is not None and getattr(rule, "source", "builtin") in ("user", "slurm"):
         return _from_rule(rule)
+    if rkind == "benign" and rule.id == "fp16-overflow-skip" and _scale_collapsed(body):  # type: ignore[union-attr]
+        return make("warning", "loss-scale-collapsed")
     if rkind == "benign":
         # A harmless family the program logged at INFO/DEBUG without any
         # error-looking word ("Server is not up yet. Retrying in 2.0
@@ -805,7 +854,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     errorish = is_errorish(body, g)
     generic = getattr(rule, "id", "") in _CATCH_ALL
     # A server error in an HTTP access line: that request failed; in a task it is someone else's server.
-    if "| 5" in body and _ACCESS_5XX.search(body):
+    if "| 5" in body and _ACCESS_5XX.search(body) or '" 5' in body and _ACCESS_LINE_5XX.search(body):
         return make("warning", "request-failed")
     # 6b. What the job needs to run is unusable, or a named step failed, at the
     #     program's ERROR level (or without a level): fatal, unless it is a
@@ -817,6 +866,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             if service and is_request_source(text, sh, g):
                 return make("warning", "request-failed")
             return make("fatal", "model-unusable" if model else "step-failed", recoverable=step and not model)
+    # 6c. The program warns that what it found can make the run fail: worth knowing,
+    #     whatever else the line says about a missing or replaced part. Not at its
+    #     INFO/DEBUG level ("This may lead to unexpected consequences if ...": advice).
+    if exc is None and level not in ("info", "debug") and any(v in body for v in _TROUBLE_VERBS):
+        if _PREDICTS_TROUBLE.search(body):
+            return make("warning", "trouble-predicted")
     # 7. Harmless by its own account: optional part absent, fallback, deprecation.
     if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
         if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):

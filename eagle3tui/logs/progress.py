@@ -499,10 +499,18 @@ _GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq"
                "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
 
 
+# A source file's name, as glog/absl/c10d/vLLM headers give it before ":line".
+_SOURCE_FILE = re.compile(r"(?:^|[\s\[(])[\w/-]{1,80}\.(?:cc|cpp|cxx|c|h|hpp|cu|cuh|py|go|rs|java|js|ts)$")
+
+
 def _metric_key(key: str) -> str | None:
     """``"metric"``, ``"counter"`` or None for a key of a metric pair."""
     k = key.strip().lower()
     if not k:
+        return None
+    if "." in k and _SOURCE_FILE.search(k):
+        # A logger header's source location ("I1024 04:13:54 169 metrics.cc:810] ..."):
+        # the number is a line of the program, whatever the file is called.
         return None
     if k in _GAUGE_KEYS:
         return "metric"
