@@ -187,9 +187,11 @@ _ACCESS_5XX = re.compile(
 # The same in the common access-log format of uvicorn/gunicorn/nginx: the quoted request,
 # then the status ('10.0.0.1:48532 - "POST /v1/chat/completions HTTP/1.1" 500 Internal
 # Server Error'). The access logger writes every request at INFO: the status is the outcome.
-# A client's own log of a response it received ('HTTP Request: POST https://x "HTTP/1.1 500
-# Internal Server Error"') has the status inside the quotes and is not this shape.
-_ACCESS_LINE_5XX = re.compile(r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s[^\"]{1,400}\"\s{1,3}5\d\d\b")
+# Only 500, the handler of that request raising: a 503 answers for the server's state (a
+# health check while the engine is stuck), which what comes next decides. A client's own log
+# of a response it received ('HTTP Request: POST https://x "HTTP/1.1 500 Internal Server
+# Error"') has the status inside the quotes and is not this shape.
+_ACCESS_LINE_500 = re.compile(r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s[^\"]{1,400}\"\s{1,3}500\b")
 # A program predicting that what it just found can make this run fail ("This is not
 # supported for all configurations of models and can yield errors.", "Either way, this
 # might cause trouble in the future"): a modal verb, a verb of causing, then errors or
@@ -854,7 +856,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     errorish = is_errorish(body, g)
     generic = getattr(rule, "id", "") in _CATCH_ALL
     # A server error in an HTTP access line: that request failed; in a task it is someone else's server.
-    if "| 5" in body and _ACCESS_5XX.search(body) or '" 5' in body and _ACCESS_LINE_5XX.search(body):
+    if "| 5" in body and _ACCESS_5XX.search(body) or '" 500' in body and _ACCESS_LINE_500.search(body):
         return make("warning", "request-failed")
     # 6b. What the job needs to run is unusable, or a named step failed, at the
     #     program's ERROR level (or without a level): fatal, unless it is a
