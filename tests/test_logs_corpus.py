@@ -32,10 +32,16 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (363 of 1154 excerpts) at its measurement after round fatal3
-# (docs/logs.md); batch fatal3 (rows 1088-1153: fatal endings told at INFO/WARNING level or
-# by a launcher or runtime) lowered it, so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.676, "progress_recognised": 0.964}
+# The whole held-out split (399 of 1263 excerpts) at its measurement after round fresh7
+# (docs/logs.md); batch seven (rows 1154-1262, collected to be representative, labelled
+# before scoring) moved it (its held-out half has a false fatal and a missed progress line
+# among 36), so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.86, "false_fatal": 0.025, "benign_recognised": 0.692, "progress_recognised": 0.952}
+# ... its first 363 excerpts (rows 0-1153) keep the whole split's floor of round fatal3, whose
+# batch (rows 1088-1153: fatal endings told at INFO/WARNING level or by a launcher or runtime)
+# had lowered it ...
+HELDOUT_1154_ROWS = 1154
+HELDOUT_1154_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.676, "progress_recognised": 0.964}
 # ... its first 343 excerpts (rows 0-1087) at theirs after the benign cues of step 7 (branch
 # benign9), whose batch (rows 1018-1087, labelled before scoring) had lowered it ...
 HELDOUT_1088_ROWS = 1088
@@ -139,6 +145,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_1154_ROWS, HELDOUT_1154_FLOOR),
         (HELDOUT_1088_ROWS, HELDOUT_1088_FLOOR),
         (HELDOUT_986_ROWS, HELDOUT_986_FLOOR),
         (HELDOUT_880_ROWS, HELDOUT_880_FLOOR),
@@ -158,6 +165,23 @@ def test_heldout_scores_do_not_regress(
     assert s["false_fatal"] <= floor["false_fatal"], table
     assert s["benign_recognised"] >= floor["benign_recognised"], table
     assert s["progress_recognised"] >= floor["progress_recognised"], table
+
+
+# Batch seven's own held-out half (rows 1154-1262, 36 excerpts) at its measurement after round
+# fresh7, which is also its unchanged first score: the batch was scored before any change, and
+# the round's cues came from its tune half and older tune rows only.
+FRESH7_FROM_ROW = 1154
+FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
+
+
+def test_heldout_half_of_batch_seven_does_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
+    held = scorer.score([r for r in rows[FRESH7_FROM_ROW:] if r["split"] == "heldout"])
+    s = held["scores"]
+    table = scorer.table(held, "heldout split, rows 1154-1262")  # scores only: its failures stay unread
+    assert s["fatal_recall"] >= FRESH7_HELDOUT_FLOOR["fatal_recall"], table
+    assert s["false_fatal"] <= FRESH7_HELDOUT_FLOOR["false_fatal"], table
+    assert s["benign_recognised"] >= FRESH7_HELDOUT_FLOOR["benign_recognised"], table
+    assert s["progress_recognised"] >= FRESH7_HELDOUT_FLOOR["progress_recognised"], table
 
 
 def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleType, tmp_path: Path) -> None:
