@@ -1,6 +1,6 @@
 """Round fresh7: the structural cues taught by the tune half of fresh batch seven.
 
-Batch seven (corpus rows 1154-1257) was collected to be representative of what an
+Batch seven (corpus rows 1154-1262) was collected to be representative of what an
 engineer running the EAGLE-3 pipeline meets on a GPU host, labelled from its
 threads and committed before the classifier ran on it. Its tune half's misses,
 with those of the older tune rows, gave four cues, each read from the line's
