@@ -29,22 +29,23 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from eagle3tui.logs.templates import TO_ZERO
+from eagle3tui.logs.templates import MAX_TEMPLATE, TO_ZERO
 
 __all__ = ["RepeatFilter", "Repeated"]
 
 # On a template (digits already 0): a run of hex digits holding a digit (ids,
 # addresses, request hashes) and any digit run, as one mark, so that lines
 # differing only in an id or a number's width ("DP4 pid=3431" and
-# "DP12 pid=3518") share a template.
-_MASK = re.compile(rb"[0a-fA-F]*0[0a-fA-F]*")
+# "DP12 pid=3518") share a template. Every unbounded run starts where a run
+# starts (the lookbehinds): linear time on a line of 100,000 "a" or digits.
+_MASK = re.compile(rb"(?<![0a-fA-F])[0a-fA-F]*0[0a-fA-F]*")
 # What is time, not a value: dates, clocks (with fractions), durations with a
 # unit. Matched first, so their digits never count; the group is the value.
 # A number glued to letters or dots on either side (``DP4``, ``v0.8.3``,
 # ``26m``, ``1.5s``, hex ids) is a name or a duration, not a count.
 _VALUES = re.compile(
     rb"\d{4}-\d\d-\d\d|\d{1,2}-\d{1,2}(?= \d)|\d{1,2}:\d\d(?::\d\d)?(?:[.,]\d+)?"
-    rb"|\d+(?:\.\d+)? ?(?:ms|s|secs?|seconds?|min|mins|minutes?|h|hours?)\b"
+    rb"|(?<!\d)\d+(?:\.\d+)? ?(?:ms|s|secs?|seconds?|min|mins|minutes?|h|hours?)\b"
     rb"|(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])"
 )
 
@@ -91,6 +92,10 @@ class RepeatFilter:
         seen = self._seen
         for raw in lines:
             if not raw.strip():
+                continue
+            if len(raw) > MAX_TEMPLATE:
+                news = True  # a line this long is a dump, not a wait printed again
+                self.episode += 1
                 continue
             key = _MASK.sub(b"#", raw.translate(TO_ZERO))
             s = seen.get(key)
