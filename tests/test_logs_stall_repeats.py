@@ -262,3 +262,23 @@ def test_supervisor_does_not_alert_an_advancing_counter(pipeline: Pipeline) -> N
     assert r.returncode == 0, r.stdout + r.stderr
     kinds = [a["kind"] for a in p.alerts() if a.get("stage") == "client"]
     assert "stall" not in kinds and kinds[-1] == "stage-succeeded", kinds
+
+
+def test_bar_drawn_in_place_is_news_when_it_moves(tmp_path: Path) -> None:
+    """tqdm on a terminal-like log redraws its line with \\r and no newline: the
+    line never completes, so only the progress it parses says whether it moved."""
+    bar = [line.split(") ", 1)[1] for line in SEED.read_text().splitlines() if "Loading safetensors" in line]
+    r = Replay(tmp_path, floor_s=60)
+    for i, state in enumerate(bar):
+        with open(r.path, "a") as f:
+            f.write("\r" + state)
+        r.at(30.0 * (i + 1))
+    assert r.stalls == []
+    # The follower shows a state once the next redraw begins (the open one may be partial).
+    assert r.mon.last_news_at == 30.0 * len(bar)
+    # The same state redrawn: no news. The limit is 10 x the bar's ~30 s per shard.
+    for i in range(14):
+        with open(r.path, "a") as f:
+            f.write("\r" + bar[-1])
+        r.at(30.0 * (len(bar) + i + 1))
+    assert [ev.rule for _t, ev in r.stalls] == ["stalled"]
