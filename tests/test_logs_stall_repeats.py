@@ -49,6 +49,9 @@ SHM_DP = [
 BARRIER = ("[2023-07-16 13:17:{s:02d},147][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier "
            "to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count={n}, "
            "timeout=0:30:00)")
+# A client retrying a server that never comes up, every 2 s (trl's GRPO client).
+# https://github.com/huggingface/open-r1/issues/543 (and #568, unslothai/unsloth#2962: "Infinite retry")
+RETRY = "2025-03-26 05:{m:02d}:{s:02d} - INFO - trl.extras.vllm_client - Server is not up yet. Retrying in 2.0 seconds..."
 # A client polling for a server, its attempt counter advancing, every ~1 s.
 # https://github.com/chatdoc-com/OCRFlux/issues/73
 ATTEMPT = "2025-08-20 06:{m:02d}:{s:02d},458 - __main__ - WARNING - Attempt {n}: Please wait for vllm server to become ready..."
@@ -110,6 +113,16 @@ def test_barrier_waiting_for_a_rank_that_never_comes(tmp_path: Path) -> None:
         r.at(10.0 * (i + 1), BARRIER.format(s=(36 + 10 * i) % 60, n=1))
     assert [ev.rule for _t, ev in r.stalls] == ["stalled"]
     assert "Waiting in store based barrier to initialize process group" in r.stalls[0][1].text
+
+
+def test_client_retrying_forever_stalls(tmp_path: Path) -> None:
+    r = Replay(tmp_path, floor_s=60)
+    for i in range(60):
+        t = 13 + 2 * i
+        r.at(2.0 * (i + 1), RETRY.format(m=53 + t // 60, s=t % 60))
+    assert [ev.rule for _t, ev in r.stalls] == ["stalled"]
+    assert r.stalls[0][0] == 64.0  # news at 2 s (the first line), then 60 s of the same retry
+    assert "only 'Server is not up yet. Retrying in 2.0 seconds...' repeated 31 times" in r.stalls[0][1].text
 
 
 def test_hang_suspected_with_flat_gpu_and_quiet_but_working_with_busy_gpu(tmp_path: Path) -> None:
