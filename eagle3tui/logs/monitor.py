@@ -36,6 +36,7 @@ from eagle3tui.logs.judge import (
     next_step,
 )
 from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
+from eagle3tui.logs.repeats import RepeatFilter
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
@@ -336,6 +337,11 @@ class StageLogMonitor:
         self.eta_tracker = EtaTracker(estimate_s, drift_threshold, phases=phase_estimates,
                                       stage_started_at=started_at)
         self.stall = StallDetector(stall_floor_s, stall_k)
+        # Output re-arms the stall detector only when it is news: the same wait
+        # line printed again by a hung process is not (see repeats.py).
+        self.repeats = RepeatFilter()
+        self._moved = False  # this read's progress moved, or an idle server said so
+        self._progress_keys: dict[str | None, tuple] = {}  # per worker: the last progress state
         self.progress_events = progress_events
         self.progress_mode = progress_mode
         self.samples_per_block = 8
@@ -402,6 +408,11 @@ class StageLogMonitor:
         return self.follower.line_no
 
     @property
+    def last_news_at(self) -> float | None:
+        """When the log last said something new (output that is not a repeat, progress that moved)."""
+        return self.stall.last_activity
+
+    @property
     def eta(self) -> Eta | None:
         """Projection for the current progress bar (projected_s, remaining_s, drift)."""
         return self.eta_tracker.eta
@@ -446,7 +457,11 @@ class StageLogMonitor:
             last = describe_progress(self.progress)
             if self.progress_line:
                 last += f" (line {self.progress_line})"
-        verdict = self.stall.check(now, self.eta_tracker.time_per_item, gpu, last)
+        tpi = self.eta_tracker.time_per_item
+        reps: list[tuple[str, int]] = []
+        if self.stall.last_activity is not None and now - self.stall.last_activity > self.stall.threshold(tpi):
+            reps = [(_message_of(r.line), r.count) for r in self.repeats.repeated()]
+        verdict = self.stall.check(now, tpi, gpu, last, reps)
         if verdict is None:
             return []
         msg = verdict.message
@@ -461,7 +476,8 @@ class StageLogMonitor:
             text=msg,
             explanation=msg,
             action="Check the process (py-spy dump --pid PID) and, for a hang, the GPUs; stop it if it is stuck.",
-            details={"quiet_s": verdict.quiet_s, "threshold_s": verdict.threshold_s},
+            details={"quiet_s": verdict.quiet_s, "threshold_s": verdict.threshold_s,
+                     "repeated": [{"text": t, "count": n} for t, n in verdict.repeated]},
         )
         self._count(ev)
         return [ev]
@@ -582,9 +598,14 @@ class StageLogMonitor:
                     explanation="The log file was truncated or rotated; line numbers restart.",
                 )
             )
+        news = False
         if chunk.data or chunk.updates:
             self.last_output_at = self._now
-            self.stall.note_activity(self._now)
+            # Output is news when it holds a line not seen before (a new
+            # message, a count that moved); progress that moved is news too
+            # (_progress sets _moved). A wait printed again is not.
+            news = chunk.reset or bool(chunk.data) and self.repeats.feed(chunk.data)
+        self._moved = False
         data = chunk.data
         if data:
             # The follower left the counting to us: _scan_block counts up to
@@ -597,6 +618,10 @@ class StageLogMonitor:
             last.no = self.follower.line_no + 1  # the open line follows the counted ones
             worker, rest = split_worker(last.text)
             self._progress(rest, worker, last.no, last.text, force=True)
+        if news or self._moved:
+            if not news:
+                self.repeats.news()
+            self.stall.note_activity(self._now)
 
     def _scan_block(self, data: bytes, first_no: int) -> int:
         """Visit the interesting lines of ``data``; returns its line count."""
@@ -1257,11 +1282,22 @@ class StageLogMonitor:
             return False
         self.progress = upd
         self.progress_line = no
+        # Stall news: a state that moved, not a bar or a stats line redrawn the same.
+        key = (upd.desc, upd.n, upd.total, upd.percent, tuple(upd.metrics.items()))
+        if self._progress_keys.get(worker) != key:
+            if len(self._progress_keys) >= 64:
+                self._progress_keys.clear()
+            self._progress_keys[worker] = key
+            self._moved = True
         if upd.metrics:
             figs = serving_figures(upd.metrics)
             if figs:
                 self.figures.update(figs)
                 self.figures_line = no
+                if self.stage_kind == "service" and figs.get("running_reqs") == 0 and not figs.get("queued_reqs"):
+                    # An idle server saying so (no request running or waiting) is
+                    # healthy, not hung: its unchanging stats are news.
+                    self._moved = True
         for p in self._pending:
             p.progress_after = True
         if self._held:
@@ -1499,6 +1535,15 @@ class StageLogMonitor:
         self._count(ev)
         self._tail.append(ev)
         return ev
+
+
+def _message_of(raw: bytes) -> str:
+    """A repeated line's message, for a stall message: without escapes, worker prefix, log header."""
+    text = strip_ansi(raw.decode("utf-8", "replace"))
+    if "^[[" in text:
+        text = _CARET_SGR.sub("", text)
+    _worker, rest = split_worker(text.strip())
+    return strip_log_header(rest).strip() or text.strip()
 
 
 def _tail_lines(path: str, nbytes: int) -> list[str]:

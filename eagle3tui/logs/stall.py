@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from eagle3tui.textsafe import printable
 from eagle3tui.witness import GpuWitness
 
 __all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
@@ -18,12 +20,17 @@ class StallVerdict:
     quiet_s: float
     threshold_s: float
     message: str
+    # What the process kept printing meanwhile: (line text made safe, times repeated).
+    repeated: tuple[tuple[str, int], ...] = field(default=())
 
 
 class StallDetector:
-    """No output and no progress for longer than ``max(k * time_per_item, floor_s)``.
+    """No news for longer than ``max(k * time_per_item, floor_s)``.
 
-    Reports once per quiet episode; any new output re-arms it. The one
+    News is what the caller passes to :meth:`note_activity`: the monitor
+    calls it for output that says something new, not for the same wait line
+    printed again (:mod:`repeats`). Reports once per quiet episode; news
+    re-arms it. The one
     exception: "quiet but working" can still become "hang suspected" later in
     the same episode, once the GPU goes flat too (a load that finished and
     then hung must not stay hidden behind the earlier verdict).
@@ -36,7 +43,7 @@ class StallDetector:
         self._reported: str | None = None
 
     def note_activity(self, now: float) -> None:
-        """Output or progress was seen at ``now``."""
+        """News (new output, progress) was seen at ``now``."""
         self.last_activity = now
         self._reported = None
 
@@ -52,8 +59,13 @@ class StallDetector:
         time_per_item: float | None = None,
         gpu: GpuWitness | None = None,
         last_progress: str | None = None,
+        repeated: Sequence[tuple[str, int]] = (),
     ) -> StallVerdict | None:
-        """A verdict the first time the quiet period passes the threshold."""
+        """A verdict the first time the quiet period passes the threshold.
+
+        ``repeated``: the lines the process printed again and again meanwhile
+        (untrusted log text) with their counts; the message names them.
+        """
         if self.last_activity is None or self._reported in ("stalled", "hang-suspected"):
             return None
         quiet = now - self.last_activity
@@ -65,9 +77,14 @@ class StallDetector:
             return None
         self._reported = "stalled" if gpu is None else ("quiet-but-working" if working else "hang-suspected")
         seen = f"last progress: {last_progress}" if last_progress else "no progress seen yet"
-        head = f"no output for {_fmt(quiet)} (limit {_fmt(limit)}); {seen}"
+        reps = tuple((_quote(text), n) for text, n in repeated if n > 0)
+        if reps:
+            said = " and ".join(f"'{t}' repeated {n} time{'s' if n != 1 else ''}" for t, n in reps)
+            head = f"no news for {_fmt(quiet)} (limit {_fmt(limit)}): only {said}; {seen}"
+        else:
+            head = f"no output for {_fmt(quiet)} (limit {_fmt(limit)}); {seen}"
         if gpu is None:
-            return StallVerdict("stalled", "warning", quiet, limit, f"Stalled: {head}.")
+            return StallVerdict("stalled", "warning", quiet, limit, f"Stalled: {head}.", reps)
         if gpu.busy or gpu.memory_changing:
             return StallVerdict(
                 "quiet-but-working",
@@ -75,6 +92,7 @@ class StallDetector:
                 quiet,
                 limit,
                 f"Quiet but working: {head}; the GPU is still busy, so it is probably computing.",
+                reps,
             )
         return StallVerdict(
             "hang-suspected",
@@ -82,7 +100,17 @@ class StallDetector:
             quiet,
             limit,
             f"Hang suspected: {head}; GPU memory and utilisation are flat too.",
+            reps,
         )
+
+
+_QUOTE_MAX = 100
+
+
+def _quote(text: str) -> str:
+    """Untrusted log text as one short printable phrase for a message."""
+    t = " ".join(printable(text).split())
+    return t if len(t) <= _QUOTE_MAX else t[: _QUOTE_MAX - 1].rstrip() + "…"
 
 
 def _fmt(seconds: float) -> str:

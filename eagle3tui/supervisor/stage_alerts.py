@@ -233,8 +233,8 @@ class StageWatch:
             self._truncated_unseen = False
             events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule="log-reset",
                                       text=f"{self.log_path} was truncated or replaced"))
-        if self._stalled_at is not None and (self.monitor.last_output_at or 0) > self._stalled_at:
-            self._stalled_at = None  # output resumed
+        if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
+            self._stalled_at = None  # news resumed (the same wait printed again is none)
         out = self._to_alerts(events)
         if self.fatal is not None and (self.monitor.progress_line or 0) > int(self.fatal.get("line") or 0):
             self.fatal = None  # it made progress after the error: not failing (any more)
