@@ -10,6 +10,15 @@ and a logger header (``ERROR 02-22 00:33:33 [file.py:60]``,
 its source (logger name or ``file:line``) and the message body. The judge
 (:mod:`eagle3tui.logs.judge`) decides on these, not on the wording alone.
 
+Headers come from the default formats of the logging libraries and servers a
+GPU host's jobs print through (Python logging and its frameworks, loguru,
+structlog, glog/absl/klog, spdlog, Go's log/slog, logrus, zap, Rust's tracing
+and env_logger, log4j/logback, winston/log4js, nginx, Apache, CUPS, syslog
+priorities, libfabric, onnxruntime, NCCL). Levels are normalised to debug,
+info, warning, error and fatal; a header without a date of its own is also read
+after a time stamp; a JSON line (one that starts with ``{``) has its level and
+message read from its keys.
+
 Every pattern here is anchored, bounded and free of nested repetition, and
 runs on at most the first :data:`HEAD_CHARS` characters of a line, so its
 cost does not depend on what a line contains.
@@ -17,6 +26,7 @@ cost does not depend on what a line contains.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -484,8 +494,6 @@ def _json_level(value: object) -> str | None:
 
 def _json_shape(text: str) -> Shape | None:
     """Level, source and message of a JSON log line, or None if it is no such line."""
-    import json
-
     rec: object = None
     stripped = text.rstrip()
     if len(stripped) <= JSON_MAX and stripped.endswith("}"):
