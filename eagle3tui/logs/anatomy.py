@@ -167,68 +167,69 @@ _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
 # the level, of the source or None, of the body, the table that normalises the level word).
 # Those without a date of their own are also read after a time stamp (see :func:`shape`).
 _SRV = "emerg|alert|crit|error|warn|notice|info|debug"
-_FORMATS: list[tuple[re.Pattern[str], int, int | None, int, dict[str, str]]] = [
+_FORMATS: list[tuple[re.Pattern[str], int, int | None, int, dict[str, str], str]] = [
     # gunicorn: "[2020-09-09 17:35:00 +0200] [26132] [CRITICAL] WORKER TIMEOUT (pid:26255)". Its master
     # logs at CRITICAL the workers it kills and replaces, and goes on serving (its own end it
     # reports at INFO: "Shutting down: Master"). Neither fatal nor error fits: read as an error,
     # the killed worker's own "Worker exiting" after it reads as the server ending. CRITICAL is
     # left unread here (no level), the other levels of the format are read.
     (re.compile(rf"\[{_DATE}\s{_TIME}(?:\s[+-]\d{{4}})?\]\s\[\d{{1,10}}\]\s\[({_LV})\]\s(.*)", re.S),
-     1, None, 2, _GUNICORN_LEVELS),
+     1, None, 2, _GUNICORN_LEVELS, "] ["),
     # celery: "[2019-03-13 18:28:45,924: INFO/MainProcess] msg"; OpenNMT: "[2019-11-15 06:59:48,581 INFO] msg"
-    (re.compile(rf"\[{_DATE}\s{_TIME}:\s({_LV})/([\w.-]{{1,60}})\]\s(.*)", re.S), 1, 2, 3, _LEVELS),
-    (re.compile(rf"\[{_DATE}\s{_TIME}\s({_LV})\]\s(.*)", re.S), 1, None, 2, _LEVELS),
+    (re.compile(rf"\[{_DATE}\s{_TIME}:\s({_LV})/([\w.-]{{1,60}})\]\s(.*)", re.S), 1, 2, 3, _LEVELS, ""),
+    (re.compile(rf"\[{_DATE}\s{_TIME}\s({_LV})\]\s(.*)", re.S), 1, None, 2, _LEVELS, ""),
     # transformers' Trainer: "[INFO|modeling_utils.py:2878] 2023-06-08 07:52:49,884 >> msg"
-    (re.compile(rf"\[({_LV})\|([\w.-]{{1,120}}:\d{{1,6}})\]\s{_DATE}\s{_TIME}\s>>\s(.*)", re.S), 1, 2, 3, _LEVELS),
+    (re.compile(rf"\[({_LV})\|([\w.-]{{1,120}}:\d{{1,6}})\]\s{_DATE}\s{_TIME}\s>>\s(.*)", re.S), 1, 2, 3, _LEVELS, " >> "),
     # NeMo: "[NeMo I 2024-12-02 19:12:44 preemption:87] msg": a tag, a letter, a time and module:line
     (re.compile(rf"\[[A-Za-z][\w-]{{0,19}}\s([DIWEFC])\s{_DATE}\s{_TIME}\s([\w.-]{{1,120}}:\d{{1,6}})\]\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, ""),
     # detectron2: "[04/14 09:05:02] d2.utils.events INFO:  eta: ..." (month/day, no year)
-    (re.compile(rf"\[\d\d/\d\d\s{_TIME}\]\s([\w.]{{1,120}})\s({_LV}):\s{{1,2}}(.*)", re.S), 2, 1, 3, _LEVELS),
+    (re.compile(rf"\[\d\d/\d\d\s{_TIME}\]\s([\w.]{{1,120}})\s({_LV}):\s{{1,2}}(.*)", re.S), 2, 1, 3, _LEVELS, ""),
     # composer: "2024-08-30 11:06:12,920: rank0[208865][MainThread]: INFO: llmfoundry.x: msg"
     (re.compile(rf"{_DATE}\s{_TIME}:\s[\w-]{{1,40}}\[\d{{1,10}}\]\[[\w-]{{1,60}}\]:\s({_LV}):\s([\w.]{{1,120}}):\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, "]: "),
     # loguru's default: "2023-08-13 10:21:20.233 | ERROR    | nos.common.system:sh:20 - msg"
     (re.compile(rf"{_DATE}\s{_TIME}\s\|\s({_LV}|SUCCESS)\s{{0,8}}\|\s([\w.<>-]{{1,120}}:[\w.<>-]{{1,120}}:\d{{1,6}})\s-\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, " | "),
     # Rust's env_logger: "[2024-01-01T00:00:00Z ERROR crate::module] msg"
     (re.compile(rf"\[\d{{4}}-\d\d-\d\dT{_TIME}(?:Z|[+-]\d\d:?\d\d)?\s{{1,2}}({_LV})\s{{1,2}}([\w:.-]{{1,120}})\]\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, ""),
     # Apache httpd 2.2 / 2.4: "[Sun May 22 17:12:52 2016] [error] [client 10.0.2.2] msg",
     # "[Fri Sep 09 10:42:29.902022 2011] [core:error] [pid 35708:tid 4328636416] msg"
     (re.compile(rf"\[[A-Z][a-z]{{2}}\s[A-Z][a-z]{{2}}\s{{1,2}}\d{{1,2}}\s{_TIME}\s\d{{4}}\]\s\[(?:([\w-]{{1,40}}):)?({_SRV}|trace)\d?\]\s"
-                rf"(?:\[pid\s[\d:a-z ]{{1,40}}\]\s)?(.*)", re.S), 2, 1, 3, _SERVER_LEVELS),
+                rf"(?:\[pid\s[\d:a-z ]{{1,40}}\]\s)?(.*)", re.S), 2, 1, 3, _SERVER_LEVELS, "] ["),
     # CUPS: "E [13/Aug/2009:17:46:08 +0100] msg"
-    (re.compile(r"([XACEWNIDd])\s\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d\s[+-]\d{4}\]\s(.*)", re.S), 1, None, 2, _CUPS_LEVELS),
+    (re.compile(r"([XACEWNIDd])\s\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d\s[+-]\d{4}\]\s(.*)", re.S), 1, None, 2, _CUPS_LEVELS, ""),
     # libfabric: "libfabric:132:1787839803::cxi:ep_ctrl:cxip_ep_close():869<warn> msg"
     # (package:pid:time:[domain:]provider:subsystem:function():line<level>)
     (re.compile(r"libfabric:\d{1,10}:\d{1,20}:(?:[\w.-]{0,64}:)?[\w-]{0,40}:[\w-]{0,40}:([\w.]{1,80}\(\):\d{1,6})"
-                r"<(warn|info|debug|trace|error)>\s?(.*)", re.S), 2, 1, 3, _SERVER_LEVELS),
+                r"<(warn|info|debug|trace|error)>\s?(.*)", re.S), 2, 1, 3, _SERVER_LEVELS, ""),
     # logrus's text columns: "ERRO[0000] error loading config: ...", "INFO[2024-01-01T00:00:00Z] msg"
-    (re.compile(r"(PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[[\d:T.+Z-]{4,40}\]\s(.*)", re.S), 1, None, 2, _LEVELS),
+    (re.compile(r"(PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)\[[\d:T.+Z-]{4,40}\]\s(.*)", re.S), 1, None, 2, _LEVELS, ""),
     # --- also read after a time stamp ---
     # nginx: "[error] 19985#0: *5901 connect() failed ..." (pid#tid, then the connection number)
-    (re.compile(rf"\[({_SRV})\]\s\d{{1,10}}#\d{{1,10}}:\s(?:\*\d{{1,20}}\s)?(.*)", re.S), 1, None, 2, _SERVER_LEVELS),
+    (re.compile(rf"\[({_SRV})\]\s\d{{1,10}}#\d{{1,10}}:\s(?:\*\d{{1,20}}\s)?(.*)", re.S), 1, None, 2, _SERVER_LEVELS, "#"),
     # spdlog: "[error] msg", with a logger's name: "[nvidiamon] [warning] msg"
-    (re.compile(r"\[(?:([\w.:-]{1,60})\]\s\[)?(trace|debug|info|warning|warn|error|critical)\]\s(.*)", re.S), 2, 1, 3, _LEVELS),
+    (re.compile(r"\[(?:([\w.:-]{1,60})\]\s\[)?(trace|debug|info|warning|warn|error|critical)\]\s(.*)", re.S), 2, 1, 3, _LEVELS, ""),
     # onnxruntime: "[W:onnxruntime:, session_state.cc:1136 VerifyEachNodeIsAssignedToAnEp] msg"
     (re.compile(r"\[([VIWEF]):[\w.-]{0,60}:[^,\]]{0,80},\s([\w./\\-]{1,200}:\d{1,6})(?:\s[^\]\s]{1,200})?\]\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, ""),
     # Python's "%(asctime)s [%(levelname)s] %(name)s: %(message)s"; log4js: "[ERROR] console - msg"
-    (re.compile(rf"\[({_LV})\]\s([\w.-]{{1,120}})(?::|\s-)\s(.*)", re.S), 1, 2, 3, _LEVELS),
+    (re.compile(rf"\[({_LV})\]\s([\w.-]{{1,120}})(?::|\s-)\s(.*)", re.S), 1, 2, 3, _LEVELS, ""),
     # "[LightGBM] [Warning] msg": a tag, a blank, then the level in brackets
-    (re.compile(r"\[([\w .+-]{1,40})\]\s\[(Info|Warning|Error|Fatal|Debug)\]\s(.*)", re.S), 2, 1, 3, _LEVELS),
+    (re.compile(r"\[([\w .+-]{1,40})\]\s\[(Info|Warning|Error|Fatal|Debug)\]\s(.*)", re.S), 2, 1, 3, _LEVELS, "] ["),
     # Spring Boot: "ERROR 1 --- [main] o.s.boot.SpringApplication               : msg"
     (re.compile(rf"({_LV})\s{{1,6}}\d{{1,10}}\s---\s\[\s{{0,20}}[^\]]{{1,60}}\]\s([\w.$]{{1,120}})\s{{0,60}}:\s(.*)", re.S),
-     1, 2, 3, _LEVELS),
+     1, 2, 3, _LEVELS, " --- "),
     # log4j / logback: "ERROR [main] c.x.Y - msg" and "[main] ERROR c.x.Y - msg"
-    (re.compile(rf"({_LV})\s{{1,5}}\[[^\]]{{1,80}}\]\s([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS),
-    (re.compile(rf"\[[^\]]{{1,80}}\]\s({_LV})\s{{1,5}}([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS),
+    (re.compile(rf"({_LV})\s{{1,5}}\[[^\]]{{1,80}}\]\s([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS, " - "),
+    (re.compile(rf"\[[^\]]{{1,80}}\]\s({_LV})\s{{1,5}}([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS, " - "),
     # torch.distributed.checkpoint: "_dedup_tensors.py:46 INFO p:MainProcess t:MainThread: msg"
-    (re.compile(rf"([\w.-]{{1,120}}\.py:\d{{1,6}})\s({_LV})\s(?:p:[\w-]{{1,60}}\st:[\w-]{{1,60}}:\s)?(.*)", re.S), 2, 1, 3, _LEVELS),
+    (re.compile(rf"([A-Za-z_][\w.-]{{0,119}}\.py:\d{{1,6}})\s({_LV})\s(?:p:[\w-]{{1,60}}\st:[\w-]{{1,60}}:\s)?(.*)", re.S), 2, 1, 3, _LEVELS, ".py:"),
     # "maskrcnn_benchmark.trainer INFO: msg": a dotted logger's name, its level and a colon
-    (re.compile(rf"([A-Za-z_][\w]{{0,60}}\.[\w.]{{1,120}})\s({_LV}):\s(.*)", re.S), 2, 1, 3, _LEVELS),
+    (re.compile(rf"([A-Za-z_][\w]{{0,60}}\.[\w.]{{1,120}})\s({_LV}):\s(.*)", re.S), 2, 1, 3, _LEVELS, ""),
 ]
+
 # NCCL's own lines: "host:pid:tid [dev] [file.cc:123 ]NCCL INFO|WARN msg"; pre-2.4: "host:pid:tid [0] file:line WARN msg"
 _NCCL = re.compile(
     r"(?:[\w.<>*-]{1,64}(?:\s[\w.<>*-]{1,64}){0,3}:\d{1,10}:\d{1,10}\s)?\[\d{1,4}\]\s"
@@ -246,6 +247,9 @@ _SYSLOG_PRI = re.compile(
     r"[\w.-]{1,64}\s(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])\."
     r"(emerg|alert|crit|err|warning|warn|notice|info|debug)\s([\w./-]{1,64})(?:\[\d{1,10}\])?:\s(.*)",
     re.S,
+)
+_SYSLOG_FACILITY_HEADS = frozenset(
+    ("kern", "user", "mail", "daem", "auth", "sysl", "lpr.", "news", "uucp", "cron", "ftp.", "loca")
 )
 _JSON_LEVEL = re.compile(r"\"level\"\s?:\s?\"(\w{1,10})\"")
 # Python's warnings module: "/path/x.py:10: UserWarning: msg"
@@ -319,51 +323,91 @@ _REDIS_HEAD = re.compile(r"\d{1,10}:[CMSX] \d{1,2} [A-Z][a-z]{2} \d{4} \d\d:\d\d
 _REDIS_LEVELS = {"#": "warning", "*": "info", "-": "info", ".": "debug"}
 
 
-def _first_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
-    """Characters a match of ``pattern`` can start with (ASCII), or None if any."""
+def _parse(pattern: str, flags: int) -> object:
     try:
         import re._parser as sre_parse  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_parse  # type: ignore[no-redef]
+    return sre_parse.parse(pattern, flags)
+
+
+def _first_of(seq: object) -> set[str] | None:
+    """Characters (ASCII) a match of the parsed ``seq`` can start with, or None if any."""
+    for op, av in seq:  # type: ignore[attr-defined]
+        name = str(op)
+        if name == "AT":
+            continue  # zero-width
+        if name == "LITERAL":
+            return {chr(av)}
+        if name == "IN":
+            out: set[str] = set()
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL":
+                    out.add(chr(iav))
+                elif iname == "RANGE":
+                    out.update(chr(c) for c in range(iav[0], min(iav[1], 127) + 1))
+                elif iname == "CATEGORY" and str(iav) == "CATEGORY_DIGIT":
+                    out.update("0123456789")
+                else:
+                    return None  # negated sets, \w, \s: anything
+            return out
+        if name == "SUBPATTERN":
+            return _first_of(av[-1])
+        if name == "BRANCH":
+            acc: set[str] = set()
+            for alt in av[1]:
+                f = _first_of(alt)
+                if f is None:
+                    return None
+                acc |= f
+            return acc
+        if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+            return _first_of(av[2])
+        return None  # optional items, lookarounds, anything else
+    return None
+
+
+def _second_of(seq: list) -> set[str] | None:
+    """Characters (ASCII) the second character of a match can be, or None if any or unknown.
+
+    Known when the match starts with one character (a literal or a class) or with a group
+    or alternatives that do: ``\\[(?:...)``, ``(ERROR|WARN)``, ``([IWEF])\\d``.
+    """
+    while seq and str(seq[0][0]) == "AT":
+        seq = seq[1:]
+    if not seq:
+        return None
+    (op, av), rest = seq[0], list(seq[1:])
+    name = str(op)
+    if name in ("LITERAL", "IN"):
+        return _first_of(rest) if rest else None
+    if name == "SUBPATTERN":
+        return _second_of(list(av[-1]) + rest)
+    if name == "BRANCH":
+        acc: set[str] = set()
+        for alt in av[1]:
+            f = _second_of(list(alt) + rest)
+            if f is None:
+                return None
+            acc |= f
+        return acc
+    return None
+
+
+def _first_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
+    """Characters a match of ``pattern`` can start with (ASCII), or None if any."""
     if flags & re.I:
         return None
+    got = _first_of(_parse(pattern, flags))
+    return frozenset(got) if got is not None else None
 
-    def first(seq: object) -> set[str] | None:
-        for op, av in seq:  # type: ignore[attr-defined]
-            name = str(op)
-            if name == "AT":
-                continue  # zero-width
-            if name == "LITERAL":
-                return {chr(av)}
-            if name == "IN":
-                out: set[str] = set()
-                for iop, iav in av:
-                    iname = str(iop)
-                    if iname == "LITERAL":
-                        out.add(chr(iav))
-                    elif iname == "RANGE":
-                        out.update(chr(c) for c in range(iav[0], min(iav[1], 127) + 1))
-                    elif iname == "CATEGORY" and str(iav) == "CATEGORY_DIGIT":
-                        out.update("0123456789")
-                    else:
-                        return None  # negated sets, \w, \s: anything
-                return out
-            if name == "SUBPATTERN":
-                return first(av[-1])
-            if name == "BRANCH":
-                acc: set[str] = set()
-                for alt in av[1]:
-                    f = first(alt)
-                    if f is None:
-                        return None
-                    acc |= f
-                return acc
-            if name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
-                return first(av[2])
-            return None  # optional items, lookarounds, anything else
+
+def _second_chars(pattern: str, flags: int = 0) -> frozenset[str] | None:
+    """Characters the second character of a match of ``pattern`` can be (ASCII), or None if any."""
+    if flags & re.I:
         return None
-
-    got = first(sre_parse.parse(pattern, flags))
+    got = _second_of(list(_parse(pattern, flags)))  # type: ignore[call-overload]
     return frozenset(got) if got is not None else None
 
 
@@ -381,10 +425,31 @@ def _dispatch(patterns: list[tuple[re.Pattern[str], object]]) -> tuple[dict[str,
 # level word, a digit or "["): a line is matched against the few that can
 # start there instead of all of them, in the same order.
 _OUTER_BY_FIRST, _OUTER_ANY = _dispatch([(rx, None) for rx in _OUTER])
-_HEADERS_BY_FIRST, _HEADERS_ANY = _dispatch(
-    [(rx, (lv, src, body, _LEVELS)) for rx, lv, src, body in _HEADERS]
-    + [(rx, (lv, src, body, table)) for rx, lv, src, body, table in _FORMATS]
-)
+_HEADER_ENTRIES = [(rx, (lv, src, body, _LEVELS, "")) for rx, lv, src, body in _HEADERS] + [
+    (rx, (lv, src, body, table, needle)) for rx, lv, src, body, table, needle in _FORMATS
+]
+_HEADERS_BY_FIRST, _HEADERS_ANY = _dispatch(_HEADER_ENTRIES)  # type: ignore[arg-type]
+# Many headers share a first character ("[", a digit, "E") and part at the second ("[2024-",
+# "[INFO", "[NeMo"; "ERROR ", "ERRO[", "E0518", "E ["): the candidates per first two ASCII
+# characters are filtered once, when such a start is first met.
+_SECONDS = {id(e): _second_chars(e[0].pattern, e[0].flags & ~re.S & ~re.U) for e in _HEADER_ENTRIES}
+_HEADERS_BY_TWO: dict[str, list] = {}
+
+
+def _candidates(head: str) -> list:
+    """The header entries that can match at the start of ``head``, in order."""
+    got = _HEADERS_BY_TWO.get(head[:2])
+    if got is not None:
+        return got
+    first = _HEADERS_BY_FIRST.get(head[:1], _HEADERS_ANY)
+    if len(head) < 2 or not head[:2].isascii():
+        return first
+    d = head[1]
+    got = [e for e in first if (s2 := _SECONDS[id(e)]) is None or d in s2]
+    _HEADERS_BY_TWO[head[:2]] = got
+    return got
+
+
 _BARE_FIRST = frozenset("[WEIFNweidv")  # what _BARE_LEVEL can start with after its blanks
 _SPACED_FIRST = frozenset(" DIWECFT")
 _STAMP_FIRST = frozenset("[0123456789")
@@ -454,7 +519,9 @@ def _header(text: str) -> Shape | None:
     """The shape given by the first header pattern that matches at the start of ``text``."""
     head = text[:HEAD_CHARS]
     rest = text[HEAD_CHARS:]
-    for rx, (lv, src, body, table) in _HEADERS_BY_FIRST.get(head[:1], _HEADERS_ANY):
+    for rx, (lv, src, body, table, needle) in _candidates(head):
+        if needle and needle not in head:
+            continue
         m = rx.match(head)
         if m:
             word = m.group(lv) if lv else None
@@ -554,7 +621,8 @@ def shape_inner(text: str, _stamped: bool = False) -> Shape:
         if m.re is _LOGFMT_LEVEL and _LOGFMT_START.match(head):
             return _logfmt(text, head, _LEVELS[m.group(1).upper()])
         return Shape(_LEVELS[m.group(1).upper()], "", text)
-    m = head[:1].isalnum() and _SYSLOG_PRI.match(head)
+    sp = head.find(" ", 1, 66)
+    m = sp > 0 and head[sp + 1 : sp + 5] in _SYSLOG_FACILITY_HEADS and _SYSLOG_PRI.match(head)
     if m:
         return Shape(_SERVER_LEVELS[m.group(1).upper()], m.group(2), m.group(3) + text[HEAD_CHARS:])
     m = "[" in head[:12] and _TAGGED_LEVEL.match(head)
