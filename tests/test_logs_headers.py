@@ -150,6 +150,10 @@ HEADERS = [
     ("https://github.com/huggingface/text-generation-inference/issues/1627",
      "2024-03-06T17:53:31.149481Z  INFO text_generation_launcher: Shutting down shards",
      "info", "text_generation_launcher", "Shutting down shards"),
+    # Rust's env_logger (actix)
+    ("https://github.com/ankicommunity/anki-sync-server-rs/issues/28",
+     "[2022-03-27T13:11:34Z INFO  actix_server::builder] Starting 4 workers", "info", "actix_server::builder",
+     "Starting 4 workers"),
     # zap's console encoder (tabs); the line is cut where the post's excerpt ends
     ("https://github.com/actions/actions-runner-controller/issues/171",
      '2020-11-11T04:54:04.893Z\tERROR\tcontroller-runtime.controller\tReconciler error\t{"controller": "runner"',
