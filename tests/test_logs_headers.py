@@ -59,6 +59,20 @@ HEADERS = [
     ("https://github.com/ollama/ollama/issues/8983",
      '2025/02/10 09:48:03 routes.go:1187: INFO server config env="map[HTTPS_PROXY: HTTP_PROXY: NO_PROXY:',
      "info", "routes.go:1187", "server config env="),
+    # Apache httpd 2.4: module:level, then pid:tid
+    ("https://github.com/UnamSanctam/UnamWebPanel/issues/244",
+     "[Mon Mar 06 17:38:26.183417 2023] [ssl:error] [pid 26600:tid 14708] [client 34.239.137.81:36224] AH02042: "
+     "rejecting client initiated renegotiation", "error", "ssl", "[client 34.239.137.81:36224] AH02042"),
+    ("https://github.com/logstash-plugins/logstash-patterns-core/pull/199",
+     "[Thu Apr 27 10:39:46.719636 2017] [php7:notice] [pid 17] [client 10.255.0.3:49580] Test error log record",
+     "info", "php7", "[client 10.255.0.3:49580] Test error log record"),
+    # logback's own status lines (the first is cut where the post's excerpt ends)
+    ("https://github.com/kaklakariada/portmapper/issues/1",
+     "14:36:25,593 |-ERROR in ch.qos.logback.core.OutputStreamAppender[OUTPUT_STREAM] - No output stream",
+     "error", "ch.qos.logback.core.OutputStreamAppender[OUTPUT_STREAM]", "No output stream"),
+    ("https://github.com/hasadna/open-bus/issues/167",
+     "17:21:10,242 |-INFO in ch.qos.logback.classic.joran.action.RootLoggerAction - Setting level of ROOT logger to "
+     "INFO", "info", "ch.qos.logback.classic.joran.action.RootLoggerAction", "Setting level of ROOT logger"),
     # CUPS
     ("https://github.com/apple/cups/issues/3288",
      'E [13/Aug/2009:17:46:08 +0100] Bad request line "^W^C^A" from M.N.O.P!', "error", "", "Bad request line"),

@@ -224,6 +224,8 @@ _FORMATS: list[tuple[re.Pattern[str], int, int | None, int, dict[str, str], str]
     # log4j / logback: "ERROR [main] c.x.Y - msg" and "[main] ERROR c.x.Y - msg"
     (re.compile(rf"({_LV})\s{{1,5}}\[[^\]]{{1,80}}\]\s([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS, " - "),
     (re.compile(rf"\[[^\]]{{1,80}}\]\s({_LV})\s{{1,5}}([\w.$]{{1,120}})\s{{1,40}}-\s(.*)", re.S), 1, 2, 3, _LEVELS, " - "),
+    # logback's own status lines: "14:36:25,593 |-ERROR in ch.qos.logback.core.X[OUT] - No output stream"
+    (re.compile(r"\|-(INFO|WARN|ERROR)\sin\s([^\s]{1,200})\s-\s(.*)", re.S), 1, 2, 3, _LEVELS, ""),
     # torch.distributed.checkpoint: "_dedup_tensors.py:46 INFO p:MainProcess t:MainThread: msg"
     (re.compile(rf"([A-Za-z_][\w.-]{{0,119}}\.py:\d{{1,6}})\s({_LV})\s(?:p:[\w-]{{1,60}}\st:[\w-]{{1,60}}:\s)?(.*)", re.S), 2, 1, 3, _LEVELS, ".py:"),
     # "maskrcnn_benchmark.trainer INFO: msg": a dotted logger's name, its level and a colon
