@@ -20,8 +20,9 @@ from eagle3tui.logs.progress import parse_progress
     ("line", "level", "source"),
     [
         # Rust tracing (TGI) once the RFC 3339 stamp is peeled
-        ("2024-03-06T17:53:31.052444Z ERROR shard-manager: launcher: Shard 0 failed", "error", ""),
-        ("2024-03-06T17:53:31.149481Z  INFO launcher: Shutting down shards", "info", ""),
+        # (its span and target are the source: tests/test_logs_headers.py)
+        ("2024-03-06T17:53:31.052444Z ERROR shard-manager: launcher: Shard 0 failed", "error", "launcher"),
+        ("2024-03-06T17:53:31.149481Z  INFO launcher: Shutting down shards", "info", "launcher"),
         # tags then the level, in brackets
         ("[TensorRT-LLM][WARNING] stats_check_period_ms is not specified, will be set to 100 (ms)", "warning",
          "[TensorRT-LLM]"),
