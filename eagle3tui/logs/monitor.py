@@ -234,8 +234,8 @@ class _OpenTraceback:
     first_text: str = ""
     ignored: bool = False  # announced by Python's "Exception ignored in"
     request: bool = False  # its frames or its opener show request handling
-    # Its exception line, read; the traceback ends there unless the next line
-    # is another frame (see _tb_feed).
+    # Its exception line, read, when it wraps another exception; the traceback
+    # ends there unless the next line is another frame (see _tb_feed).
     exc_text: str = ""
     exc_no: int = 0
     exc_at: float = 0.0
@@ -283,6 +283,11 @@ def _looks_like_exception(line: str) -> bool:
         if not inner.isidentifier():
             return False
     return 0 < len(head) <= 120 and all(part.isidentifier() for part in head.split("."))
+
+
+def _wraps_another(line: str) -> bool:
+    """``RayTaskError(ActorUnavailableError): ...``: an exception line naming the exception it wraps."""
+    return line.split(":", 1)[0].strip().endswith(")")
 
 
 def _fmt_s(seconds: float | None) -> str:
@@ -1382,10 +1387,10 @@ class StageLogMonitor:
             del self._tb[worker]
             return False
         if tb.exc_no:
-            # The line after an exception line. More frames mean the traceback
-            # goes on: Ray prints "RayTaskError(ActorUnavailableError): ray::f()"
-            # and then the remote frames, down to the exception that says what
-            # went wrong. Anything else: it ended at that exception line.
+            # The line after a wrapper's exception line. More frames mean the
+            # traceback goes on: Ray prints "RayTaskError(ActorUnavailableError):
+            # ray::f()" and then the remote frames, down to the exception that
+            # says what went wrong. Anything else: it ended at that line.
             if _FRAME_LINE.match(body):
                 tb.exc_text, tb.exc_no = "", 0
                 return True
@@ -1402,12 +1407,17 @@ class StageLogMonitor:
             # (a DataLoader worker, a subprocess). The exception line that
             # says what went wrong ends that quote: read on to it.
             return True
-        if _looks_like_exception(body):
-            # The first unindented line is the exception line ("KeyError: 'x'"):
-            # the traceback ends here unless more frames follow.
+        if _looks_like_exception(body) and _wraps_another(body):
+            # An exception that names the one it wraps (Ray's "RayTaskError(
+            # ActorUnavailableError): ray::f()"): the frames of where that one
+            # was raised may follow, down to its own line. Ends here if not.
             tb.exc_text, tb.exc_no, tb.exc_at = body.strip(), no, self._now
             return True
         del self._tb[worker]
+        if _looks_like_exception(body):
+            # The first unindented line is the exception line ("KeyError: 'x'").
+            self._close_traceback(tb, body.strip(), no)
+            return True
         # Something else interrupted it (another process writing to the same
         # log, a truncated traceback): close it without an exception line and
         # let this line be read on its own.
