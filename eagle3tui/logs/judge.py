@@ -461,6 +461,10 @@ EXPLAIN = {
         "Python reports that it ignored an exception (raised in a destructor or at shutdown); the program was not stopped by it.",
         "None needed.",
     ),
+    "traceback-in-warning": (
+        "A Python warning quotes a traceback in its message: the program caught the exception, warned, and went on.",
+        "Read the quoted exception if the part it names misbehaves; nothing stopped.",
+    ),
     "process-died": (
         "A process of the job (worker, engine, rank, child) died, was killed or exited with an error; the job cannot go on without it.",
         "Find that process's own first error above (often an OOM, a CUDA error or a signal) and fix it.",
@@ -971,16 +975,22 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
 
 
 def judge_traceback(
-    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str
+    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str, warned: bool = False
 ) -> Verdict | None:
     """The verdict for a closed traceback, or None to wait for what comes next.
 
     ``exc_text`` is its last (exception) line; ``ignored``: Python announced
     it with ``Exception ignored in``; ``request``: its frames or its opener
-    show request handling.
+    show request handling; ``warned``: it is the message of a Python warning
+    (``x.py:330: UserWarning: Error in stream_executor: Traceback (...)``).
     """
     if ignored:
         return make("benign", "exception-ignored")
+    if warned:
+        # warnings.warn() returns: the program formatted a caught exception
+        # into a warning and carries on (under -W error the warning itself
+        # would be raised, and its traceback would end in "UserWarning: ...").
+        return make("warning", "traceback-in-warning")
     rid = getattr(rule, "id", "")
     rkind = getattr(rule, "kind", None)
     if stage_kind == "service" and request and rid not in _ENGINE_FAMILIES:

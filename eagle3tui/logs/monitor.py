@@ -234,6 +234,7 @@ class _OpenTraceback:
     lines: int = 1
     first_text: str = ""
     ignored: bool = False  # announced by Python's "Exception ignored in"
+    warned: bool = False  # the message of a Python warning ("x.py:1: UserWarning: ...: Traceback (...)")
     request: bool = False  # its frames or its opener show request handling
     # Its exception line, read, when it wraps another exception; the traceback
     # ends there unless the next line is another frame (see _tb_feed).
@@ -1078,8 +1079,14 @@ class StageLogMonitor:
                         self._open_traceback(worker, no, rest)
                         # "Scheduler hit an exception: Traceback (...)":
                         # the words before the traceback can say more.
-                        head = strip_log_header(rest).split("Traceback (most recent call last)", 1)[0]
-                        if len(head.strip()) > 3:
+                        before = rest.split("Traceback (most recent call last)", 1)[0]
+                        head = strip_log_header(before)
+                        if shape(before).category:
+                            # A Python warning's message quotes it ("x.py:330:
+                            # UserWarning: Error in stream_executor: Traceback"):
+                            # caught, warned about, and the program goes on.
+                            self._tb[worker].warned = True
+                        elif len(head.strip()) > 3:
                             hr = self.rules.classify(head, self.stage)
                             hv = judge_line(head, hr, self.stage_kind)
                             if hv is not None and hv.kind not in ("info", "progress") and hv.rule not in _GENERIC_RULES:
@@ -1493,7 +1500,8 @@ class StageLogMonitor:
             explanation="",
         )
         ignored = tb.ignored or tb.start - self._ignored_at.get(tb.worker, -99) <= 3
-        v = judge_traceback(exc_line, rule, ignored=ignored, request=tb.request, stage_kind=self.stage_kind)
+        v = judge_traceback(exc_line, rule, ignored=ignored, request=tb.request, stage_kind=self.stage_kind,
+                            warned=tb.warned)
         if ignored and exception_line(strip_log_header(exc_line)) is not None:
             self._ignored_at.pop(tb.worker, None)  # its exception line is consumed
         if v is not None:
