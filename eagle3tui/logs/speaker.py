@@ -63,8 +63,8 @@ def named_pids(text: str) -> frozenset[str]:
     return frozenset(_NAMED_PID.findall(text, 0, HEAD))
 
 
-def calls_itself_part(text: str, pid: str) -> bool:
-    """Whether the line says that its speaker (``pid``) is a worker, child or subprocess."""
+def calls_part(text: str, pid: str) -> bool:
+    """Whether the line calls process ``pid`` a worker, child or subprocess (its own speaker or another)."""
     return any(m.group(1) == pid for m in _PART_PID.finditer(text, 0, HEAD))
 
 
@@ -75,11 +75,15 @@ def part_ending(held_by: str | None, held_about: frozenset[str], text: str, by: 
     ``text`` is the ending line, written by ``by``. A part's end is said either by
     the part itself, another process than ``held_by`` that the held error named or
     that calls itself a worker ("[3129714] [INFO] Worker exiting (pid: 3129714)"),
-    or by anyone about a process the held error named ("[1] [WARNING] Worker with
-    pid 8 was terminated due to signal 6" after "WORKER TIMEOUT (pid:8)"). An
-    ending said by the writer of the error about itself, by an unknown process about
-    no named one, or by the master ("Shutting down: Master") is not a part's.
+    or by anyone about another process that the held error named or that the line
+    calls a worker ("[9] [WARNING] Worker with pid 223 was terminated due to signal
+    9"). An ending said by the writer of the error about itself, by an unknown
+    process about no named one, or by the master ("Shutting down: Master") is not a
+    part's; nor is a part's end for the error that this part wrote.
     """
-    if by is not None and held_by is not None and by != held_by and (by in held_about or calls_itself_part(text, by)):
+    if by is not None and held_by is not None and by != held_by and (by in held_about or calls_part(text, by)):
         return True
-    return bool(held_about) and not (named_pids(text) - {by}).isdisjoint(held_about)
+    about = named_pids(text) - {by}
+    if not about or held_by in about:
+        return False
+    return not about.isdisjoint(held_about) or any(calls_part(text, p) for p in about)
