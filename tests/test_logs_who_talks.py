@@ -219,3 +219,26 @@ def test_a_sourceless_error_that_heads_a_list_is_not_the_last_word(tmp_path: Pat
     row = corpus_tune_row("blender-driving-scenario-creator-28-1")
     kind, _rules = log_verdict(tmp_path, row["text"], row["kind"])
     assert kind == row["label"] == "benign"
+
+
+def test_a_json_record_cut_short_is_not_a_final_report(tmp_path: Path) -> None:
+    # Counter-example: a controller's error record cut in the thread; its logger key is there
+    # but the record could not be decoded, so its source is unknown, not absent.
+    # https://github.com/sky-big/pulsar-operator/issues/14
+    line = ('{"level":"error","ts":1592892020.1254334,"logger":"controller_pulsarcluster","msg":"Reconciling '
+            'PulsarCluster Zookeeper Error","Request.Namespace":"myco-test"')
+    assert shape(line).level == "error"
+    kind, _rules = log_verdict(tmp_path, line, "task")
+    assert kind != "fatal"
+
+
+def test_a_decoded_json_record_without_a_logger_in_a_task_is_a_final_report(tmp_path: Path) -> None:
+    # The same cue for a JSON line decoded whole: pino's numeric level 50, no logger
+    # (https://github.com/salman0ansari/whatsapp-api-nodejs/issues/85). As a service (what that
+    # program is) it is one error among others; as a task's last words, its final report.
+    line = ('{"level":50,"time":1651261889317,"pid":69444,"hostname":"Am.local","error":{"tag":"stream:error","attrs":'
+            '{"code":"401"},"content":[{"tag":"conflict","attrs":{"type":"device_removed"},"content":null}]},'
+            '"msg":"stream errored out"}')
+    assert (shape(line).level, shape(line).source) == ("error", "")
+    assert log_verdict(tmp_path, line, "task")[0] == "fatal"
+    assert log_verdict(tmp_path, line, "service")[0] != "fatal"

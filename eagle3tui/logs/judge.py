@@ -912,7 +912,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     #    through the bare top-level one. Fatal unless the process goes on (pending: live, the
     #    exit code decides). A server's or daemon's error-level notice (a service: uvicorn's
     #    "ERROR: " for one request, syslog's "user.err mcelog: ...") is not its end.
-    final_report = text.startswith("Error: ") or not service
+    # A JSON record cut short keeps its raw text as its body: whether it names a logger
+    # is unknown (pulsar-operator's '{"level":"error",...,"logger":"controller_...",'), so
+    # it is no final report.
+    final_report = text.startswith("Error: ") or not service and body[:1] != "{"
     if exc is None and level == "error" and not sh.source and final_report and len(body) > 2:
         if _INTRODUCES_LIST.search(body[-120:]):
             # A report that announces the lines after it ("... the source of the
