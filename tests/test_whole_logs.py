@@ -12,17 +12,23 @@ does better, never lower them.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from eagle3tui.config import load_config
+from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.supervisor.records import RunRecord
+from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
 from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 
-# Measured after the changes of the wholelogs round (20 logs, 7 deaths).
+# Measured after the changes of the wholelogs round (20 logs, 7 deaths) and held
+# after round two (42 logs, 17 deaths; docs/logs.md, "Round two").
 FLOORS = {
     "died_one_alert_per_failure": 1.0,  # at most one fatal-log-event critical + one stage-failed
     "died_cause_quoted": 1.0,  # the stage-failed alert's cause spans the line the source names
@@ -38,7 +44,7 @@ def _scorer() -> ModuleType:
 
 def test_manifest_rows_are_complete_and_name_real_lines() -> None:
     rows = _scorer().load_manifest()
-    assert len(rows) >= 20
+    assert len(rows) >= 42
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     assert {p.stem for p in FIXTURES.glob("*.log")} == set(ids), "every log has a manifest row and back"
@@ -87,6 +93,25 @@ def test_a_startup_death_leads_with_its_root_cause_not_its_echoes(scored: tuple[
     assert y["message"].startswith("failed: RuntimeError: CUDA error: out of memory"), y["message"]
 
 
+def test_round_two_failures_lead_with_their_cause(scored: tuple[list[dict], dict]) -> None:
+    """The second batch's shapes, replayed: a service's start-up exception raised through its
+    request frames, a DeepSpeed launcher stopped by SIGINT, Ray's remote traceback, and a vLLM
+    engine failure whose traceback is printed twice before the API server's "see root cause"."""
+    results, _ = scored
+    by_id = {r["id"]: r for r in results}
+    assert by_id["hijinks-vllm-gemma4-chunked-mm-valueerror"]["message"].startswith(
+        "failed: ValueError: Chunked MM input disabled"), by_id["hijinks-vllm-gemma4-chunked-mm-valueerror"]
+    assert by_id["hijinks-vllm-dflash-modulenotfound"]["message"].startswith(
+        "failed: ModuleNotFoundError: No module named 'compressed_tensors"), by_id["hijinks-vllm-dflash-modulenotfound"]
+    assert "Main process received SIGINT, exiting" in by_id["linskybing-deepspeed-zero3-amd-sigint"]["message"]
+    verl = by_id["verl-grpo-ray-actor-unavailable"]
+    assert verl["message"].startswith("failed: ray.exceptions.ActorUnavailableError: The actor"), verl
+    assert verl["critical_kinds"] == ["fatal-log-event", "stage-failed"] and not verl["false_fatal_lines"], verl
+    mt = by_id["meeting-translator-vllm-qwen35-array-typeerror"]
+    assert mt["critical_kinds"] == ["fatal-log-event", "stage-failed"], mt
+    assert mt["message"].startswith("failed: TypeError: type 'array.array' is not subscriptable"), mt
+
+
 def test_an_exception_quoting_a_workers_traceback_is_one_event_ending_at_the_workers_error(
         tmp_path: Path) -> None:
     """PyTorch's DataLoader re-raises a worker's error as ``FileNotFoundError: Traceback (most
@@ -98,3 +123,74 @@ def test_an_exception_quoting_a_workers_traceback_is_one_event_ending_at_the_wor
     fatal = [e for e in classified_events(tmp_path, text.rstrip("\n")) if e.kind == "fatal"]
     assert [(e.line, e.end_line) for e in fatal] == [(33, 53)], fatal
     assert fatal[0].text.startswith("FileNotFoundError: [Errno 2] No such file or directory"), fatal[0].text
+
+
+# -- round two (session seven): the shapes the second 22 logs showed -----------------
+
+
+def _failed_watch(tmp_path: Path, log_id: str, kind: str, exit_code: int = 1) -> StageWatch:
+    """A StageWatch that read a whole fixture log and saw its process exit ``exit_code``."""
+    (tmp_path / "pipeline.toml").write_text(f'[[stage]]\nname = "s"\nkind = "{kind}"\ncommand = ["true"]\n')
+    cfg = load_config(tmp_path / "pipeline.toml")
+    log = tmp_path / "s.log"
+    log.write_bytes((FIXTURES / f"{log_id}.log").read_bytes())
+    now = time.time()
+    rec = RunRecord(stage="s", attempt=1, run_id="r1", argv=["true"], cwd=str(tmp_path), log=str(log),
+                    launched_at=now - 3600, started_at=now - 3600, pid=1)
+    (cfg.state_dir / "runs" / "s").mkdir(parents=True, exist_ok=True)
+    watch = StageWatch(cfg.stage("s"), rec, cfg, cfg.state_dir, ruleset_for(cfg))
+    watch.poll(now)
+    rec.exit_code, rec.ended_at = exit_code, now
+    watch.finish(rec)
+    return watch
+
+
+def test_a_service_that_exits_right_after_a_request_looking_traceback_died_of_it(tmp_path: Path) -> None:
+    """vLLM's API server raises a start-up ValueError through its request-handling frames and
+    exits (github.com/jethac/dgx-spark-hijinks): the traceback read as one request's failure,
+    but nothing came after it, so it is the cause, not "failed: exit 1"."""
+    cause = _failed_watch(tmp_path, "hijinks-vllm-gemma4-chunked-mm-valueerror", "service").cause()
+    assert cause is not None and (cause["line"], cause["end_line"]) == (17, 69), cause
+    assert cause["text"].startswith("ValueError: Chunked MM input disabled"), cause
+
+
+def test_a_request_failure_the_server_went_on_after_never_explains_a_later_failure(tmp_path: Path) -> None:
+    """Counter-case: Jupyter's completion handler fails (lines 18-75) and the server logs on
+    (github.com/Woody5962/Ranked-List-Truncation): were the server to fail later, that request's
+    traceback is not why."""
+    cause = _failed_watch(tmp_path, "jupyter-notebook-kernel-completion-error", "service").cause()
+    assert cause is None or cause["rule"] == "early-exit" or cause["line"] != 18, cause
+
+
+def test_a_launcher_killing_its_ranks_is_explained_by_its_own_next_line(tmp_path: Path) -> None:
+    """DeepSpeed's launcher kills both ranks (lines 300-301), then says why: it got SIGINT
+    (github.com/linskybing/LLM, zero_3_amd.log). The failure quotes the reason, not a kill line."""
+    cause = _failed_watch(tmp_path, "linskybing-deepspeed-zero3-amd-sigint", "task").cause()
+    assert cause is not None and cause["rule"] == "launcher-kill" and cause["end_line"] == 302, cause
+    assert cause["text"].endswith("Main process received SIGINT, exiting"), cause
+
+
+def test_rays_remote_traceback_is_one_event_ending_at_the_remote_exception(tmp_path: Path) -> None:
+    """Ray prints ``RayTaskError(ActorUnavailableError): ray::TaskRunner.run() ...`` and then the
+    remote frames down to ``ActorUnavailableError: The actor ... is unavailable`` (verl GRPO,
+    github.com/Foo1szz/verl, train.out): one traceback 953-986, not a wrapper judged on its own."""
+    from conftest import classified_events
+
+    text = (FIXTURES / "verl-grpo-ray-actor-unavailable.log").read_text(encoding="utf-8")
+    fatal = [e for e in classified_events(tmp_path, text.rstrip("\n")) if e.kind == "fatal"]
+    assert [(e.line, e.end_line) for e in fatal] == [(952, 952), (953, 986), (989, 989)], fatal
+    assert fatal[1].text.startswith("ray.exceptions.ActorUnavailableError: The actor"), fatal[1].text
+
+
+def test_a_wrapper_exception_with_nothing_after_it_ends_its_traceback_soon(tmp_path: Path) -> None:
+    """Counter-case, live: the same log read only up to the wrapper's line (969), then silence.
+    The traceback is not held open for frames that never come: it ends at 969 within seconds."""
+    lines = (FIXTURES / "verl-grpo-ray-actor-unavailable.log").read_text(encoding="utf-8").splitlines()
+    log = tmp_path / "live.log"
+    log.write_text("\n".join(lines[:969]) + "\n", encoding="utf-8")
+    mon = StageLogMonitor(log, stage_kind="task", started_at=0.0)
+    first = mon.poll(now=100.0)
+    assert not [e for e in first if e.line == 953], first  # frames may still follow
+    later = mon.poll(now=102.0)
+    tb = [e for e in later if e.line == 953]
+    assert [(e.end_line, e.kind) for e in tb] == [(969, "fatal")], later

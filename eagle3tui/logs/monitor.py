@@ -236,6 +236,11 @@ class _OpenTraceback:
     first_text: str = ""
     ignored: bool = False  # announced by Python's "Exception ignored in"
     request: bool = False  # its frames or its opener show request handling
+    # Its exception line, read, when it wraps another exception; the traceback
+    # ends there unless the next line is another frame (see _tb_feed).
+    exc_text: str = ""
+    exc_no: int = 0
+    exc_at: float = 0.0
 
 
 @dataclass
@@ -262,12 +267,31 @@ class _Held:
 
 # The end of an exception line whose message is another process's traceback.
 _QUOTED_TRACEBACK = "Traceback (most recent call last):"
+# A frame line ('  File "x.py", line 3, in f') or the caret line under a
+# frame's code: what only a traceback's body holds.
+_FRAME_LINE = re.compile(r"[ \t]+(?:File \"|[\^~]+[ \t]*$)")
+# A traceback whose exception line was read and nothing after it for this
+# long has ended there (a process that hangs after it writes nothing more).
+_TB_END_S = 1.0
 
 
 def _looks_like_exception(line: str) -> bool:
-    """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``."""
+    """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``.
+
+    Also Ray's wrapper, which names the exception it wraps:
+    ``ray.exceptions.RayTaskError(ActorUnavailableError): ray::f() ...``.
+    """
     head = line.split(":", 1)[0].strip()
+    if head.endswith(")") and "(" in head:
+        head, _, inner = head[:-1].partition("(")
+        if not inner.isidentifier():
+            return False
     return 0 < len(head) <= 120 and all(part.isidentifier() for part in head.split("."))
+
+
+def _wraps_another(line: str) -> bool:
+    """``RayTaskError(ActorUnavailableError): ...``: an exception line naming the exception it wraps."""
+    return line.split(":", 1)[0].strip().endswith(")")
 
 
 def _fmt_s(seconds: float | None) -> str:
@@ -422,8 +446,10 @@ class StageLogMonitor:
 
     @property
     def pending(self) -> list[LogEvent]:
-        """Tracebacks not yet judged (waiting to see if the process goes on)."""
-        return [p.event for p in self._pending]
+        """Tracebacks not yet judged (waiting to see if the process goes on, or still open)."""
+        still_open = [LogEvent(line=tb.start, end_line=tb.exc_no or tb.start, kind="warning", rule="traceback",
+                               text=tb.exc_text or tb.first_text, worker=tb.worker) for tb in self._tb.values()]
+        return [p.event for p in self._pending] + still_open
 
     @property
     def held(self) -> list[LogEvent]:
@@ -448,6 +474,7 @@ class StageLogMonitor:
             done += len(chunk.data)
             if max_bytes is not None and done >= max_bytes:
                 break
+        self._end_quiet_tracebacks()
         self._settle_went_on()
         out, self._out = self._out, []
         return out
@@ -510,7 +537,11 @@ class StageLogMonitor:
         # Close tracebacks that never got an exception line.
         for key in list(self._tb):
             tb = self._tb.pop(key)
-            self._close_traceback(tb, tb.first_text or "Traceback (most recent call last):", tb.start + tb.lines - 1)
+            if tb.exc_no:
+                self._close_traceback(tb, tb.exc_text, tb.exc_no)
+            else:
+                self._close_traceback(tb, tb.first_text or "Traceback (most recent call last):",
+                                      tb.start + tb.lines - 1)
         # An error line still held: a non-zero exit (or a signal) right after
         # it makes it the error that ended the process; otherwise it stays
         # what it looked like.
@@ -1033,6 +1064,8 @@ class StageLogMonitor:
         plain: list[tuple[str, str | None, str]] = []  # segments no error or warning claimed
         for si, seg in enumerate(segs):
             worker, rest = split_worker(seg)
+            if self._tb:
+                self._end_tracebacks_of_others(worker)
             if self._tb and worker in self._tb and self._tb_feed(worker, rest, no):
                 continue
             if self._pending and is_recovery(rest):
@@ -1378,7 +1411,7 @@ class StageLogMonitor:
     def _open_traceback(self, worker: str | None, no: int, rest: str) -> None:
         old = self._tb.pop(worker, None)
         if old is not None:
-            self._close_traceback(old, old.first_text, no - 1)
+            self._close_open(old, no)
         self._tb[worker] = _OpenTraceback(
             start=no,
             worker=worker,
@@ -1398,7 +1431,7 @@ class StageLogMonitor:
                 start = first
         old = self._tb.pop(worker, None)
         if old is not None:
-            self._close_traceback(old, old.first_text, no - 1)
+            self._close_open(old, no)
         self._tb[worker] = _OpenTraceback(
             start=start,
             worker=worker,
@@ -1414,6 +1447,17 @@ class StageLogMonitor:
         if tb.lines > _TB_MAX_LINES:
             del self._tb[worker]
             return False
+        if tb.exc_no:
+            # The line after a wrapper's exception line. More frames mean the
+            # traceback goes on: Ray prints "RayTaskError(ActorUnavailableError):
+            # ray::f()" and then the remote frames, down to the exception that
+            # says what went wrong. Anything else: it ended at that line.
+            if _FRAME_LINE.match(body):
+                tb.exc_text, tb.exc_no = "", 0
+                return True
+            del self._tb[worker]
+            self._close_traceback(tb, tb.exc_text, tb.exc_no)
+            return False
         if not body.strip() or body[0] in " \t" or body.startswith(_CHAIN):
             if not tb.request and self.stage_kind == "service" and is_request_frame(body):
                 tb.request = True
@@ -1423,6 +1467,12 @@ class StageLogMonitor:
             # exception's message quotes the traceback of where it was raised
             # (a DataLoader worker, a subprocess). The exception line that
             # says what went wrong ends that quote: read on to it.
+            return True
+        if _looks_like_exception(body) and _wraps_another(body):
+            # An exception that names the one it wraps (Ray's "RayTaskError(
+            # ActorUnavailableError): ray::f()"): the frames of where that one
+            # was raised may follow, down to its own line. Ends here if not.
+            tb.exc_text, tb.exc_no, tb.exc_at = body.strip(), no, self._now
             return True
         del self._tb[worker]
         if _looks_like_exception(body):
@@ -1434,6 +1484,25 @@ class StageLogMonitor:
         # let this line be read on its own.
         self._close_traceback(tb, tb.first_text, no - 1)
         return False
+
+    def _end_tracebacks_of_others(self, worker: str | None) -> None:
+        """Another writer's line after a traceback's exception line: that traceback ended there."""
+        for w in [w for w, tb in self._tb.items() if tb.exc_no and w != worker]:
+            tb = self._tb.pop(w)
+            self._close_traceback(tb, tb.exc_text, tb.exc_no)
+
+    def _end_quiet_tracebacks(self) -> None:
+        """A traceback with its exception line read and nothing after it for a while has ended."""
+        for w in [w for w, tb in self._tb.items() if tb.exc_no and self._now - tb.exc_at >= _TB_END_S]:
+            tb = self._tb.pop(w)
+            self._close_traceback(tb, tb.exc_text, tb.exc_no)
+
+    def _close_open(self, tb: _OpenTraceback, no: int) -> None:
+        """Close a traceback that line ``no`` interrupts: at its exception line if it had one."""
+        if tb.exc_no:
+            self._close_traceback(tb, tb.exc_text, tb.exc_no)
+        else:
+            self._close_traceback(tb, tb.first_text, no - 1)
 
     def _close_traceback(self, tb: _OpenTraceback, exc_line: str, end: int) -> None:
         rule = self.rules.classify(exc_line, self.stage)

@@ -22,6 +22,7 @@ from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.rules import RuleSet, build_ruleset
 from eagle3tui.supervisor.records import RunRecord
+from eagle3tui.textsafe import strip_ansi
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
 
@@ -38,6 +39,13 @@ ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
 # parts: a logged message and the traceback under it, an exception and the
 # subprocess traceback quoted in its message. The cause is all of them.
 CAUSE_GAP_LINES = 2
+# A launcher's kill lines are its reaction to something else (a rank that
+# failed, a signal it received itself); when nothing fatal follows them, the
+# launcher's own next line says which.
+LAUNCHER_KILL_RULE = "launcher-kill"
+# A service's traceback judged one request's failure (its frames are a request
+# handler's): the server lived on after it, unless it exited right there.
+REQUEST_FAILURE_RULES = frozenset({"request-failed"})
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
@@ -67,6 +75,37 @@ def _says_what_went_wrong(text: str) -> bool:
         return False
     msg = m.group("msg").strip()
     return bool(msg) and not msg.endswith(":")
+
+
+def log_tail_lines(log_path: str, last_no: int, first_no: int, tail_bytes: int = 64 * 1024) -> dict[int, str]:
+    """Lines ``first_no``..``last_no`` of a log whose last line is ``last_no``, read from its end.
+
+    ANSI sequences removed, a ``\\r``-redrawn line reduced to what shows last;
+    lines beyond the last ``tail_bytes`` are not returned.
+    """
+    if first_no > last_no or last_no <= 0:
+        return {}
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - tail_bytes))
+            data = f.read()
+    except OSError:
+        return {}
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the file ends with a newline
+    if size > tail_bytes and lines:
+        lines.pop(0)  # a partial first line
+    out: dict[int, str] = {}
+    for i, raw in enumerate(reversed(lines)):
+        no = last_no - i
+        if no < first_no:
+            break
+        segs = [s for s in raw.split("\r") if s.strip()]
+        out[no] = strip_ansi(segs[-1] if segs else "").strip()
+    return out
 
 
 def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | None:
@@ -468,23 +507,70 @@ class StageWatch:
 
         Fatal events come first because a job's first fatal error is usually
         the root cause and what follows (other ranks timing out, a launcher's
-        report) is its consequence; a warning never explains a failure.
+        report) is its consequence; a warning never explains a failure, except
+        a service's request failure that it exited right after (it was none).
         """
         earliest = self._root_cause()
+        tail = [e for e in self.monitor.tail_errors(64) if not self._after_stop(e)]
+        if earliest is None:
+            # No fatal line (an "early exit" says only that it ended soon).
+            ended = self._died_of_request_error(tail)
+            if ended is not None:
+                return ended
         if earliest is not None or self.first_fatal is not None:
             cause = dict(earliest if earliest is not None else self.first_fatal or {})
             if cause.get("rule") == "torchrun-child-failed":
                 rank = launcher_root_cause(self.monitor.path)
                 if rank:
                     cause["root_cause"] = rank
+            if cause.get("rule") == LAUNCHER_KILL_RULE:
+                self._launcher_says_why(cause)
             return cause
-        errs = [e for e in self.monitor.tail_errors(64)
-                if not self._after_stop(e) and e.kind == "fatal"]
+        errs = [e for e in tail if e.kind == "fatal"]
         if errs:
             e = errs[0]
             return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
                     "explanation": e.explanation}
         return None
+
+    def _died_of_request_error(self, tail: list[LogEvent]) -> dict[str, Any] | None:
+        """A service's "one request failed" traceback that is the last thing it wrote before failing.
+
+        The traceback read as a request's because its frames are a request
+        handler's (an API server's), and a server that answers the next
+        request lived on. One that exits failing right after it did not: that
+        exception is what ended it (a start-up check in the API server's
+        process, before any request came).
+        """
+        last = self.monitor.line_no
+        for e in reversed(tail):
+            end = int(e.end_line or e.line or 0)
+            if end < last - CAUSE_GAP_LINES:
+                return None  # the service wrote more after its last error
+            if e.kind == "warning" and e.rule in REQUEST_FAILURE_RULES:
+                return {"line": e.line, "end_line": end, "rule": "traceback", "text": e.text[:500],
+                        "explanation": "The server exited right after this exception: it was no single "
+                                       "request's failure, it ended the server."}
+        return None
+
+    def _launcher_says_why(self, cause: dict[str, Any]) -> None:
+        """A failure that starts with a launcher killing its processes: quote the launcher's reason.
+
+        Killing the job's processes is what a launcher does after something
+        else happened: a rank failed (its error came earlier, and would be the
+        cause) or the launcher got a signal itself. With nothing fatal before
+        or after its kill lines, the line it writes right after them says
+        which ("Main process received SIGINT, exiting").
+        """
+        end = int(cause.get("end_line") or cause.get("line") or 0)
+        last = self.monitor.line_no
+        if not end or last <= end or last > end + CAUSE_GAP_LINES + 1:
+            return  # the kill lines are not the end of the log
+        lines = log_tail_lines(self.monitor.path, last, end + 1)
+        why = next((lines[n] for n in range(end + 1, last + 1) if lines.get(n)), None)
+        if why:
+            cause["end_line"] = last
+            cause["text"] = why[:500]
 
     def _root_cause(self) -> dict[str, Any] | None:
         """The attempt's earliest fatal event, joined with the ones written right after it.
