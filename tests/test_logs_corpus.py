@@ -32,11 +32,16 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (399 of 1263 excerpts) at its measurement after round fresh7
-# (docs/logs.md); batch seven (rows 1154-1262, collected to be representative, labelled
-# before scoring) moved it (its held-out half has a false fatal and a missed progress line
-# among 36), so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.86, "false_fatal": 0.025, "benign_recognised": 0.692, "progress_recognised": 0.952}
+# The whole held-out split (433 of 1366 excerpts) at its measurement after round fresh8
+# (docs/logs.md); batch eight (rows 1263-1365, collected to be representative of the EAGLE-3
+# pipeline's own stack, labelled before scoring) moved it (its held-out half has three fatal
+# endings and three progress lines of 14 and 6 not recognised), so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.71, "progress_recognised": 0.913}
+# ... its first 399 excerpts (rows 0-1262) keep the whole split's floor of round fresh7, whose
+# batch (rows 1154-1262: collected to be representative, labelled before scoring) had moved it
+# (its held-out half has a false fatal and a missed progress line among 36) ...
+HELDOUT_1263_ROWS = 1263
+HELDOUT_1263_FLOOR = {"fatal_recall": 0.86, "false_fatal": 0.025, "benign_recognised": 0.692, "progress_recognised": 0.952}
 # ... its first 363 excerpts (rows 0-1153) keep the whole split's floor of round fatal3, whose
 # batch (rows 1088-1153: fatal endings told at INFO/WARNING level or by a launcher or runtime)
 # had lowered it ...
@@ -145,6 +150,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_1263_ROWS, HELDOUT_1263_FLOOR),
         (HELDOUT_1154_ROWS, HELDOUT_1154_FLOOR),
         (HELDOUT_1088_ROWS, HELDOUT_1088_FLOOR),
         (HELDOUT_986_ROWS, HELDOUT_986_FLOOR),
@@ -171,17 +177,34 @@ def test_heldout_scores_do_not_regress(
 # fresh7, which is also its unchanged first score: the batch was scored before any change, and
 # the round's cues came from its tune half and older tune rows only.
 FRESH7_FROM_ROW = 1154
+FRESH8_FROM_ROW = 1263
 FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
 
 
 def test_heldout_half_of_batch_seven_does_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
-    held = scorer.score([r for r in rows[FRESH7_FROM_ROW:] if r["split"] == "heldout"])
+    held = scorer.score([r for r in rows[FRESH7_FROM_ROW:FRESH8_FROM_ROW] if r["split"] == "heldout"])
     s = held["scores"]
     table = scorer.table(held, "heldout split, rows 1154-1262")  # scores only: its failures stay unread
     assert s["fatal_recall"] >= FRESH7_HELDOUT_FLOOR["fatal_recall"], table
     assert s["false_fatal"] <= FRESH7_HELDOUT_FLOOR["false_fatal"], table
     assert s["benign_recognised"] >= FRESH7_HELDOUT_FLOOR["benign_recognised"], table
     assert s["progress_recognised"] >= FRESH7_HELDOUT_FLOOR["progress_recognised"], table
+
+
+# Batch eight's own held-out half (rows 1263-1365, 34 excerpts) at its measurement after round
+# fresh8, which is also its unchanged first score: the batch was scored before any change, and
+# the round's cues came from its tune half only.
+FRESH8_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.8, "progress_recognised": 0.5}
+
+
+def test_heldout_half_of_batch_eight_does_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
+    held = scorer.score([r for r in rows[FRESH8_FROM_ROW:] if r["split"] == "heldout"])
+    s = held["scores"]
+    table = scorer.table(held, "heldout split, rows 1263-1365")  # scores only: its failures stay unread
+    assert s["fatal_recall"] >= FRESH8_HELDOUT_FLOOR["fatal_recall"], table
+    assert s["false_fatal"] <= FRESH8_HELDOUT_FLOOR["false_fatal"], table
+    assert s["benign_recognised"] >= FRESH8_HELDOUT_FLOOR["benign_recognised"], table
+    assert s["progress_recognised"] >= FRESH8_HELDOUT_FLOOR["progress_recognised"], table
 
 
 def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleType, tmp_path: Path) -> None:

@@ -272,6 +272,15 @@ _GOES_WITHOUT = re.compile(
     r"|\bdisabling\s(?:[\w-]{1,30}\s){1,4}(?:due to|because|since)\b",
     re.I,
 )
+# A capability the program turns off on the platform it runs on, because it exists only
+# elsewhere ("Async output processing is only supported for CUDA, TPU, XPU. Disabling it
+# for other platforms."): the same state as "disabling CUDA graphs due to GPU
+# architecture", told by where it runs instead of why. The run goes on without it.
+_OFF_HERE = re.compile(
+    r"\bdisabling\s(?:[\w-]{1,30}\s){1,4}for\s(?:other|this|the current|unsupported|non-[\w-]{1,20})\s"
+    r"(?:platforms?|devices?|hardware|backends?|GPUs?|architectures?)\b",
+    re.I,
+)
 # The part that failed is bookkeeping the job does not need: its own log, a cache
 # file, telemetry or usage statistics, a monitor, a check for a newer version
 # ("save gpu log failed", "failed to read cache file", "There was an error checking
@@ -893,6 +902,8 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # only a failed probe counts there.
         ilvl = level if level is not None else _inline_level(body)
         if ilvl != "error" and (errorish or ilvl == "warning") and g & G_WITHOUT and _GOES_WITHOUT.search(body):
+            return make("benign", "fallback")
+        if ilvl != "error" and (errorish or ilvl == "warning") and g & G_WITHOUT and _OFF_HERE.search(body):
             return make("benign", "fallback")
         if ilvl != "error" and errorish and g & G_AUXILIARY and _AUXILIARY.search(body):
             return make("benign", "auxiliary-failed")
