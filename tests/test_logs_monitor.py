@@ -227,9 +227,11 @@ def test_stall_check_names_last_progress(tmp_path: Path) -> None:
 def test_truncation_mid_monitor_and_counts(tmp_path: Path) -> None:
     p = tmp_path / "t.log"
     p.write_text("ERROR 1 [a.py:1] first problem\n")
-    m = StageLogMonitor(p, rules=RULES, include_info=True)
+    m = StageLogMonitor(p, rules=RULES, include_info=True, stage_kind="service")
     # An error naming no family is held until the process shows what it does
     # next; with nothing after it, it stays an error-line warning after went_on_s.
+    # (A service: in a task, an error line without a source is the command's final
+    # report, pending rather than held.)
     assert m.poll(now=100.0) == [] and [e.rule for e in m.held] == ["error-line"]
     assert [e.rule for e in m.poll(now=111.0)] == ["error-line"]
     with open(p, "r+") as f:

@@ -102,7 +102,7 @@ _SERVER_LEVELS = {
     "EMERG": "fatal", "ALERT": "error", "CRIT": "error", "ERR": "error", "ERROR": "error",
     "WARN": "warning", "WARNING": "warning", "NOTICE": "info", "INFO": "info", "DEBUG": "debug", "TRACE": "debug",
 }
-_GUNICORN_LEVELS = {k: v for k, v in _LEVELS.items() if k != "CRITICAL"}  # see the gunicorn header
+_GUNICORN_LEVELS = {**_LEVELS, "CRITICAL": "error"}  # see the gunicorn header
 # CUPS's one-letter levels ("E [13/Aug/2009:17:46:08 +0100] ..."): X emergency, A alert, C critical,
 # E error, W warning, N notice, I info, D debug, d debug2.
 _CUPS_LEVELS = {"X": "fatal", "A": "error", "C": "error", "E": "error", "W": "warning", "N": "info", "I": "info",
@@ -170,9 +170,9 @@ _SRV = "emerg|alert|crit|error|warn|notice|info|debug"
 _FORMATS: list[tuple[re.Pattern[str], int, int | None, int, dict[str, str], str]] = [
     # gunicorn: "[2020-09-09 17:35:00 +0200] [26132] [CRITICAL] WORKER TIMEOUT (pid:26255)". Its master
     # logs at CRITICAL the workers it kills and replaces, and goes on serving (its own end it
-    # reports at INFO: "Shutting down: Master"). Neither fatal nor error fits: read as an error,
-    # the killed worker's own "Worker exiting" after it reads as the server ending. CRITICAL is
-    # left unread here (no level), the other levels of the format are read.
+    # reports at INFO or ERROR: "Shutting down: Master"): CRITICAL rates one worker, an error.
+    # The killed worker's own "Worker exiting" after it is that worker's end, not the server's:
+    # the monitor tells them apart by the header's pid (eagle3tui.logs.speaker).
     (re.compile(rf"\[{_DATE}\s{_TIME}(?:\s[+-]\d{{4}})?\]\s\[\d{{1,10}}\]\s\[({_LV})\]\s(.*)", re.S),
      1, None, 2, _GUNICORN_LEVELS, "] ["),
     # celery: "[2019-03-13 18:28:45,924: INFO/MainProcess] msg"; OpenNMT: "[2019-11-15 06:59:48,581 INFO] msg"

@@ -569,7 +569,8 @@ EXPLAIN = {
     ),
     "top-level-error": (
         "The program printed its final error report (\"Error: ...\" at the start of a line, as Rust, Go and "
-        "click programs do when their main function returns an error): it is exiting.",
+        "click programs do when their main function returns an error, or, in a task, an error-level line from "
+        "its top-level logger, which names no module): it is exiting.",
         "Read the error and the lines before it; fix the cause and rerun.",
     ),
     "model-unusable": (
@@ -919,9 +920,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.
-    #    In a task, so is a bare "ERROR: " there (pip, many installers and CLIs);
-    #    a server prints that for one request's failure (uvicorn), so not there.
-    final_report = text.startswith("Error: ") or not service and text.startswith("ERROR: ")
+    #    In a task, so is any error-level record that names no source, whatever its header
+    #    ("ERROR: " of pip and installers, logrus's "ERRO[0000] error loading config: ...",
+    #    "[ERROR] ...", a JSON or logfmt record without a logger): a library or a module logs
+    #    through a logger with a name or a file:line; a command's main writes its last words
+    #    through the bare top-level one. Fatal unless the process goes on (pending: live, the
+    #    exit code decides). A server's or daemon's error-level notice (a service: uvicorn's
+    #    "ERROR: " for one request, syslog's "user.err mcelog: ...") is not its end.
+    # A JSON record cut short keeps its raw text as its body: whether it names a logger
+    # is unknown (pulsar-operator's '{"level":"error",...,"logger":"controller_...",'), so
+    # it is no final report.
+    final_report = text.startswith("Error: ") or not service and body[:1] != "{"
     if exc is None and level == "error" and not sh.source and final_report and len(body) > 2:
         if _INTRODUCES_LIST.search(body[-120:]):
             # A report that announces the lines after it ("... the source of the

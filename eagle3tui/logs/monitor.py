@@ -37,6 +37,7 @@ from eagle3tui.logs.judge import (
 )
 from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.repeats import RepeatFilter
+from eagle3tui.logs.speaker import named_pids, part_ending, speaker
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
@@ -261,6 +262,8 @@ class _Held:
 
     event: LogEvent
     closed_at: float
+    by: str | None = None  # the process id of its writer, when its header or prefix says (speaker)
+    about: frozenset[str] = frozenset()  # the process ids its message names
 
 
 # The end of an exception line whose message is another process's traceback.
@@ -946,7 +949,7 @@ class StageLogMonitor:
         if no <= self._watch_to and (self._held or self._pending):
             if text is None:
                 text = raw.decode("utf-8", "replace")
-            self._next_step(text[rest_off:], no)
+            self._next_step(text[rest_off:], no, text[:rest_off])
         if echo and 0 < no - self._pywarn_at.get(worker, -99) <= 3:
             return  # the source line Python's warnings module echoes after a warning
         if category:
@@ -963,7 +966,7 @@ class StageLogMonitor:
         else:
             self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
         if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable or v.rule in _HELD_RULES or v.held:
-            self._verdict_event(v, rest, worker, no, request)
+            self._verdict_event(v, rest, worker, no, request, text[:rest_off])
             return
         # _verdict_event and _emit for the common case, inlined (catch-up
         # handles hundreds of thousands of these).
@@ -1069,7 +1072,7 @@ class StageLogMonitor:
             if self._pending and is_recovery(rest):
                 self._recovered(no)
             if no <= self._watch_to and (self._held or self._pending):
-                self._next_step(rest, no)
+                self._next_step(rest, no, seg[: len(seg) - len(rest)])
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
                 if rule is not None and rule.id == "traceback":
@@ -1106,7 +1109,7 @@ class StageLogMonitor:
                     self._remember(tmpl, key, text, worker, rest, sh, verdict)
                 if verdict is not None:
                     verdict = self._continuation(verdict, worker, no, (sh.level, sh.source), rest)
-                    self._verdict_event(verdict, rest, worker, no)
+                    self._verdict_event(verdict, rest, worker, no, before=seg[: len(seg) - len(rest)])
                     if verdict.kind not in ("info", "progress"):
                         continue
             if is_prog and si == last and not self._progress(rest, worker, no, seg) and plain:
@@ -1119,7 +1122,9 @@ class StageLogMonitor:
                         break
             plain.append((rest, worker, seg))
 
-    def _verdict_event(self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None) -> None:
+    def _verdict_event(
+        self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None, before: str = ""
+    ) -> None:
         if v.rule == "exception-ignored":
             self._ignored_at[worker] = no
         elif v.kind == "fatal" and v.pending and no - self._ignored_at.get(worker, -99) <= 50:
@@ -1161,7 +1166,8 @@ class StageLogMonitor:
         if v.kind == "warning" and (v.rule in _HELD_RULES or v.held):
             # An error that names no family: what the process does next says
             # what it was (see _next_step). Only warnings wait; no fatal does.
-            self._held.append(_Held(ev, self._now))
+            by = speaker(rest, before)
+            self._held.append(_Held(ev, self._now, by, named_pids(rest) - {by} if by else named_pids(rest)))
             self._watch(no + _HOLD_LINES)
             return
         self._emit(ev)
@@ -1178,8 +1184,11 @@ class StageLogMonitor:
         """Read every line up to line ``to`` (what a held or pending event turns into depends on them)."""
         self._watch_to = max(self._watch_to, to)
 
-    def _next_step(self, rest: str, no: int) -> None:
-        """A line read while an error is held or a failure pending: did the process go on?"""
+    def _next_step(self, rest: str, no: int, before: str = "") -> None:
+        """A line read while an error is held or a failure pending: did the process go on?
+
+        ``before``: what precedes ``rest`` on the line (a worker prefix names its speaker).
+        """
         if self.stage_kind == "service" and self._pending and answered_request(rest):
             # A part of a server died (a model runner, a worker) and the server
             # then answered a request, even with a 500: the server outlived it.
@@ -1192,8 +1201,14 @@ class StageLogMonitor:
         # stop: there the exit status (finish) says whether it ended in failure.
         if self._held and not (step == "ending" and self.exit_known):
             keep: list[_Held] = []
+            by = speaker(rest, before) if step == "ending" else None
             for h in self._held:
-                if h.event.line < no:
+                if step == "ending" and part_ending(h.by, h.about, rest, by):
+                    # A worker's own end, said by the worker that the held error named (the
+                    # master's "WORKER TIMEOUT (pid:N)", then "[N] Worker exiting"), or that
+                    # calls itself one: the master that wrote the error may still go on.
+                    keep.append(h)
+                elif h.event.line < no:
                     self._settle_held(h, step, no)
                 else:
                     keep.append(h)
@@ -1220,6 +1235,16 @@ class StageLogMonitor:
             how = "exited with a failure" if outcome == "exit" else f"was being stopped (line {no})"
             ev.explanation = f"The process {how} right after this error, so it is what ended it. {ev.explanation}"
             ev.action = "Read this error: it is the last one before the process ended; fix its cause and rerun."
+        elif outcome is not None and h.by is not None and h.about:
+            # The writer reported another process's failure (gunicorn's master: "WORKER
+            # TIMEOUT (pid:N)", "Worker (pid:N) was sent code 134!") and went on: the
+            # server outlived that part, the request(s) the part held did not.
+            ev.kind = "warning"
+            ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
+            what = "a replacement started" if outcome == "restarted" else "the rest went on"
+            ev.explanation = (f"Process {h.by} reported that process {', '.join(sorted(h.about))} failed or was "
+                              f"stopped, and {what} (line {no}): {ev.explanation}")
+            ev.action = "None unless it keeps happening; what that process was serving failed."
         elif outcome is not None:
             ev.kind = "benign"
             ev.rule = "error-went-on"
