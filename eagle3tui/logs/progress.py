@@ -21,10 +21,11 @@ _RICH_BAR = "━╸╺╾╼─"
 # costs at most the length of one key (<= 64 chars).
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 # A figure in a dict or JSON record; JSON loggers quote it ("train_loss": "486.917"),
-# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not).
+# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not); Python's
+# repr quotes with ' ({'loss': '7.6250', 'tok/gpu/s': '3,679.1'}).
 _DICT_PAIR = re.compile(
     r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
-    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)")(?=\s{0,3}[,}])"""
+    r"""|(["'])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)\3)(?=\s{0,3}[,}])"""
 )
 _KV_PAIR = re.compile(
     r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
@@ -64,7 +65,8 @@ _NUM_FIRST_METRIC = re.compile(
 # ("Downloading: 45%"), seconds per item ("3.21 s/it").
 _ETA_FIELD = re.compile(
     r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}"
-    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d{1,9})?\s?[dhms](?:\s?\d{1,5}(?:\.\d{1,9})?\s?[hms]){0,3}\b)"
+    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d{1,9})?\s?(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|[dhms])"
+    r"(?:\s?\d{1,5}(?:\.\d{1,9})?\s?(?:hours?|hrs?|minutes?|mins?|seconds?|secs?|[hms])){0,3}\b)"
 )
 _COUNT_PERCENT = re.compile(
     r"\b(\d{1,12})\s{0,2}(?:/|of|out of)\s{0,2}(\d{1,12})\b[^%\n]{0,24}?\(\s?(\d{1,3}(?:\.\d{1,3})?)\s?%\)"
@@ -76,6 +78,10 @@ _VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?
 # A number starts where no digit stands before it: a search then tries each run of
 # digits once, not once per digit (which is quadratic in a 5,000-digit run).
 _SECONDS_PER = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
+# A count, then its percentage: "Transferred:   12102 / 22114, 55%" (rclone); the two must agree.
+_FRACTION_PERCENT = re.compile(
+    r"(?<![\w./:-])(\d{1,12})\s{0,3}/\s{0,3}(\d{1,12}),?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
+)
 # A drawn bar and its percentage: "|-----| 2.0% Complete", "[#####     ] 45%"; or "45% complete".
 _BAR_PERCENT = re.compile(
     r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
@@ -390,7 +396,7 @@ def _parse_trainer_dict(s: str) -> ProgressUpdate | None:
     start = t.find("{")
     if start < 0 or start > 200:
         return None
-    metrics = {m.group(1): _to_float(m.group(2) or m.group(3)) for m in _DICT_PAIR.finditer(t, start)}
+    metrics = {m.group(1): _to_float(m.group(2) or m.group(4)) for m in _DICT_PAIR.finditer(t, start)}
     if not metrics:
         return None
     if start > 0 and (len(metrics) < 2 or not any(_is_figure_key(k) for k in metrics)):
@@ -568,7 +574,7 @@ _UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 def _duration(tok: str) -> float | None:
     """Seconds in ``1:23``, ``0:01:23``, ``45s``, ``2.5 m``, ``3h``, ``1 day, 18:57:37``."""
     tok = tok.strip()
-    if "day" in tok:
+    if "day" in tok and "," in tok:  # "1 day, 18:57:37"; "3 days", "2 days 4 hours" are parts below
         days, _, clock = tok.partition(" ")
         rest = parse_clock(clock.partition(",")[2])
         return int(days) * 86400.0 + rest if days.isdigit() and rest is not None else None
@@ -825,6 +831,10 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
             a, b = next((cm.group(i), cm.group(i + 1)) for i in (1, 5, 8) if cm.group(i))
             if 0 < int(b) and int(a) <= int(b):
                 n, total = float(a), float(b)
+        if total is None:
+            fp = _FRACTION_PERCENT.search(s)
+            if fp and 0 < int(fp.group(2)) and abs(100.0 * int(fp.group(1)) / int(fp.group(2)) - float(fp.group(3))) <= 1.0:
+                n, total = float(fp.group(1)), float(fp.group(2))
     if total is None and ("[" in s or "|" in s or "▕" in s):
         bm = _BAR_COUNT.search(s)
         if bm:
