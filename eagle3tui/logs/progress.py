@@ -21,10 +21,11 @@ _RICH_BAR = "━╸╺╾╼─"
 # costs at most the length of one key (<= 64 chars).
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 # A figure in a dict or JSON record; JSON loggers quote it ("train_loss": "486.917"),
-# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not).
+# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not); Python's
+# repr quotes with ' ({'loss': '7.6250', 'tok/gpu/s': '3,679.1'}).
 _DICT_PAIR = re.compile(
     r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
-    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)")(?=\s{0,3}[,}])"""
+    r"""|(["'])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)\3)(?=\s{0,3}[,}])"""
 )
 _KV_PAIR = re.compile(
     r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
@@ -34,7 +35,7 @@ _METRIC_HINTS = ("loss", "acc", "lr", "grad", "ppl", "perplex", "reward", "step"
 # Training / evaluation / serving figures: a key whose lower-cased name
 # contains one of these is a metric ("train_loss", "eval_accuracy",
 # "gen throughput (token/s)", "RunningAvgSamplesPerSec", "learning rate").
-_METRIC_WORDS = ("loss", "acc", "learning rate", "learning_rate", "grad_norm", "grad norm", "gnorm", "ppl",
+_METRIC_WORDS = ("loss", "learning rate", "learning_rate", "grad_norm", "grad norm", "gnorm", "ppl",
                  "perplexity", "reward", "throughput", "persec", "per_sec", "per second", "per_second",
                  "samples/s", "tokens/s", "token/s", "tflop", "f1", "bleu", "rouge", "precision", "recall",
                  "auc", "metric", "score", "mfu", "progress")
@@ -64,7 +65,8 @@ _NUM_FIRST_METRIC = re.compile(
 # ("Downloading: 45%"), seconds per item ("3.21 s/it").
 _ETA_FIELD = re.compile(
     r"\b(?:ETA|eta|Eta|time left|remaining)\s{0,2}[:=]?\s{0,2}"
-    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d{1,3})?\s?[dhms](?:\s?\d{1,5}(?:\.\d{1,3})?\s?[hms]){0,3}\b)"
+    r"(\d{1,4} days?, \d{1,2}:\d\d:\d\d|\d{1,3}(?::\d\d){1,2}|\d{1,5}(?:\.\d{1,9})?\s?(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|[dhms])"
+    r"(?:\s?\d{1,5}(?:\.\d{1,9})?\s?(?:hours?|hrs?|minutes?|mins?|seconds?|secs?|[hms])){0,3}\b)"
 )
 _COUNT_PERCENT = re.compile(
     r"\b(\d{1,12})\s{0,2}(?:/|of|out of)\s{0,2}(\d{1,12})\b[^%\n]{0,24}?\(\s?(\d{1,3}(?:\.\d{1,3})?)\s?%\)"
@@ -76,6 +78,10 @@ _VERB_PERCENT = re.compile(r"(?:^|(?<=[\s\]]))[A-Z]?[a-z]{2,20}ing\b[\w ]{0,30}?
 # A number starts where no digit stands before it: a search then tries each run of
 # digits once, not once per digit (which is quadratic in a 5,000-digit run).
 _SECONDS_PER = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
+# A count, then its percentage: "Transferred:   12102 / 22114, 55%" (rclone); the two must agree.
+_FRACTION_PERCENT = re.compile(
+    r"(?<![\w./:-])(\d{1,12})\s{0,3}/\s{0,3}(\d{1,12}),?\s{1,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
+)
 # A drawn bar and its percentage: "|-----| 2.0% Complete", "[#####     ] 45%"; or "45% complete".
 _BAR_PERCENT = re.compile(
     r"[|\[][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[|\]]\s{0,3}(\d{1,3}(?:\.\d{1,3})?)\s?%"
@@ -84,6 +90,8 @@ _BAR_PERCENT = re.compile(
     r"|(?:^|(?<=[\s:]))(\d{1,3}(?:\.\d{1,3})?)%\|[█▉▊▋▌▍▎▏#]{1,200}(?:\s{0,200}$|\s{0,200}\|)"
     # wget's dotted bar: the offset, groups of dots, the percentage ("32768K ........ ........  6%  453M 2s")
     r"|(?:^|(?<=\s))\d{1,12}[KMG]\s{1,6}(?:\.{1,10} {1,3}){1,12}\s{0,4}(\d{1,3})%"
+    # a bar of line glyphs padded to its width, the percentage last ("x.gguf ───────────────      61%")
+    r"|[─━═█#]{3,200} {1,200}(\d{1,3}(?:\.\d{1,3})?)%\s*$"
 )
 # A measured figure and its spread, as benchmark and evaluation tables print it:
 # "|acc     |0.7054|±  |0.0094|" (lm-eval), "|         pp512 |         18.46 ± 1.73 |" (llama-bench).
@@ -91,6 +99,30 @@ _PLUS_MINUS = re.compile(r"(?<![\w.])([-+]?\d{1,12}(?:\.\d{1,12})?)\s{0,3}\|?\s{
 # A drawn bar, then how much of how much: "Downloading: [==>      ]  2.055MB/50.38MB" (docker), "[####  ] 3/8".
 _SIZE = r"\d{1,12}(?:\.\d{1,6})?\s?(?:[kKMGTP]i?B|B|[kKMGTP])?"
 _BAR_COUNT = re.compile(r"[\[|▕][-=#>█▉▊▋▌▍▎▏ .*]{5,200}[\]|▏]\s{0,3}(" + _SIZE + r")\s?/\s?(" + _SIZE + r")(?![\w/])")
+# Bytes of bytes, no bar drawn: "Downloading 130.2 MB/143.4 MB" (docker), "48.4 MiB/1.1 GiB (4.41%)",
+# "401.16 MB / 746.51 MB" (git-lfs). Both sides carry a byte unit; a gauge of memory or disk has the
+# same shape, so _size_count also asks what the line says around it.
+_BYTES = r"(\d{1,12}(?:\.\d{1,6})?)\s?([kKMGTP]i?B|B)"
+_SIZE_OF_SIZE = re.compile(r"(?<![\w.])" + _BYTES + r"\s{0,8}/\s{0,8}" + _BYTES + r"(?![\w/])")
+# A word ending in -ing names a transfer or a pass under way ("Downloading", "Extracting", "Pulling").
+_ING_WORD = re.compile(r"\b[A-Za-z]{2,20}ing\b")
+# What a gauge of capacity says: memory, cache, disk, how much is used or free.
+_GAUGE_WORD = re.compile(r"(?i)\b(?:mem\w{0,12}|v?ram|usage|used|free|cache|disk|capacity|swap)\b")
+# A count of items and the share of the whole it is: "Completed 1 files (25.0%) in 0.007 min".
+_COUNT_SHARE = re.compile(r"(?<![\w.])(\d{1,12}) [A-Za-z]{2,20} \((\d{1,3}(?:\.\d{1,3})?)\s?%\)")
+# Keys of a record that count (normalised: lower case, no blanks, "_" or "-"):
+# {"iter":60,...} (TRT-LLM iteration stats), {"Iteration Counter":200,...}, {"step": 500, ...}.
+_RECORD_COUNTERS = frozenset({"iter", "iteration", "iterationcounter", "step", "globalstep", "epoch", "currentstep",
+                              "currentsteps", "numupdates"})
+_KEY_NOISE = re.compile(r"[\s_-]")
+# A record's pair; its key may hold blanks ("Active Request Count"), its number may be quoted.
+_RECORD_PAIR = re.compile(
+    r"""['"]([A-Za-z_][\w ./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"""
+    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")(?=\s{0,3}[,}])"""
+)
+# "acc" is a figure as a word ("acc", "train_acc", "acc_norm", "accuracy", a draft's "accept rate"),
+# not as the start of another word ("Accounting Mode Buffer Size" in nvidia-smi -q, "accumulation").
+_ACC_WORD = re.compile(r"acc(?:uracy|ept[a-z]{0,6}|s)?(?![a-z])")
 # A transfer meter's row: numbers, sizes and clocks ("  12 1431M   12  177M    0     0  2826k      0  0:08:38
 # 0:01:04  0:07:34 2869k", curl): the percentage first, time total, spent and left among the columns.
 _METER_CLOCK = re.compile(r"\d{1,3}:\d\d:\d\d|--:--:--")
@@ -113,7 +145,8 @@ _ROUND_FIGURE = re.compile(
     # cross-validation prints the mean and its spread: "0.000307+0.000614"
     r"(?:\+(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)?(?=\s|$)"
 )
-_FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})\s{0,3}/\s{0,3}(\d{1,9})(?![\w./:-])")
+# "N of M" is the same count in words ("Progress 10240 of 8239447", "(99 of 201 files)").
+_FRACTION = re.compile(r"(?<![\w./:-])(\d{1,9})(?:\s{0,3}/\s{0,3}| of )(\d{1,9})(?![\w./:-])")
 # A month/day stamp is no counter: "04/21 21:03:53 - mmengine - ...", "[08/14 10:26:13 d2.utils.events]".
 _DATE_THEN_TIME = re.compile(r"\s\d{1,2}:\d\d")
 # Time spent so far, said in words: "3.704867 seconds elapsed", "elapsed: 12.5s", "Total running
@@ -132,12 +165,16 @@ _WORD_FIGURE = re.compile(r"(?:^|(?<=[\s,|]))([A-Z][a-z]{1,20})\s{1,3}([-+]?\d{1
 #   per epoch, the columns named once in a header above);
 # - a line led by its counter in brackets: "[12/56] /usr/local/cuda/bin/nvcc ...", "[ 3/8] Building ...";
 # - a transfer meter's row, its percentage, size, percentage, size ("  12 1431M   12  177M    0 ...", curl).
-# (A counter anywhere in a line is no such shape: month/day stamps, ranks "0/8", shard names and ratios
-# look the same, and a held-out info line was judged progress when this pattern took them.)
+# - bytes of bytes anywhere in a line ("Downloading 130.2 MB/143.4 MB"), both sides with a byte unit.
+# (A bare counter anywhere in a line is no such shape: month/day stamps, ranks "0/8", shard names and
+# ratios look the same, and a held-out info line was judged progress when this pattern took them.)
 PROGRESS_SHAPE = re.compile(
     rb"(?m)^[ \t]{0,40}\d{1,6}/\d{1,6}[ \t]{1,40}[-+.\d]"
     rb"|^\[ {0,4}\d{1,6}/\d{1,6}\] "
     rb"|^[ \t]{0,3}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? {1,4}\d{1,3} {1,4}\d[\d.]{0,5}[kMGT]? "
+    # bytes of bytes anywhere in a line ("Downloading 130.2 MB/143.4 MB"): the first unit, the slash, a
+    # number and its unit; _size_count decides whether the line is a transfer or a gauge
+    rb"|[kKMGT]i?B {0,8}/ {0,8}\d[\d.]{0,12} ?[kKMGT]i?B"
 )
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
@@ -348,7 +385,8 @@ def _parse_rich(s: str) -> ProgressUpdate | None:
 
 def _is_figure_key(key: str) -> bool:
     low = key.lower()
-    return low in _METRIC_EXACT or low in _COUNTER_KEYS or any(w in low for w in _METRIC_WORDS)
+    return (low in _METRIC_EXACT or low in _COUNTER_KEYS or any(w in low for w in _METRIC_WORDS)
+            or _ACC_WORD.search(low) is not None)
 
 
 def _parse_trainer_dict(s: str) -> ProgressUpdate | None:
@@ -358,7 +396,7 @@ def _parse_trainer_dict(s: str) -> ProgressUpdate | None:
     start = t.find("{")
     if start < 0 or start > 200:
         return None
-    metrics = {m.group(1): _to_float(m.group(2) or m.group(3)) for m in _DICT_PAIR.finditer(t, start)}
+    metrics = {m.group(1): _to_float(m.group(2) or m.group(4)) for m in _DICT_PAIR.finditer(t, start)}
     if not metrics:
         return None
     if start > 0 and (len(metrics) < 2 or not any(_is_figure_key(k) for k in metrics)):
@@ -521,7 +559,7 @@ def _metric_key(key: str) -> str | None:
         return "metric"
     # "gradient accumulation steps" is a setting, not an accuracy; the fp16 loss
     # scaler's "loss scale" is a setting the scaler adjusts, not a loss
-    if (any(w in k for w in _METRIC_WORDS) and "penalty" not in k and "max_" not in k and "accum" not in k
+    if ((any(w in k for w in _METRIC_WORDS) or _ACC_WORD.search(k) is not None) and "penalty" not in k and "max_" not in k and "accum" not in k
             and "scale" not in k):
         return "metric"
     if _MEASURED_NAME.search(k):
@@ -529,14 +567,14 @@ def _metric_key(key: str) -> str | None:
     return None
 
 
-_DURATION_PART = re.compile(r"(\d{1,5}(?:\.\d{1,3})?)\s?([dhms])")
+_DURATION_PART = re.compile(r"(\d{1,5}(?:\.\d{1,9})?)\s?([dhms])")  # Go prints nine decimals: "1m48.55284203s"
 _UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
 def _duration(tok: str) -> float | None:
     """Seconds in ``1:23``, ``0:01:23``, ``45s``, ``2.5 m``, ``3h``, ``1 day, 18:57:37``."""
     tok = tok.strip()
-    if "day" in tok:
+    if "day" in tok and "," in tok:  # "1 day, 18:57:37"; "3 days", "2 days 4 hours" are parts below
         days, _, clock = tok.partition(" ")
         rest = parse_clock(clock.partition(",")[2])
         return int(days) * 86400.0 + rest if days.isdigit() and rest is not None else None
@@ -605,6 +643,52 @@ def _find_fraction(s: str, have_figures: bool) -> tuple[float, float] | None:
             return float(a), float(b)  # a line led by its counter: "[12/56] nvcc ...", "[ 3/8] Building ..."
         if have_figures or any(w in near for w in _PROGRESS_WORDS) or ("%|" in near and near.rstrip().endswith("|")):
             return float(a), float(b)
+    return None
+
+
+def _size_count(s: str) -> tuple[float, float] | None:
+    """Bytes done and bytes in all (``130.2 MB/143.4 MB``), or None.
+
+    The same shape reports a gauge (``43MiB /  2002MiB`` in a device table,
+    ``Memory: 12 GiB / 80 GiB``); a transfer says it is moving: a word in
+    -ing before the count, a percentage, a rate, an ETA or a count of files.
+    A table row (led by ``|``) and a line that names memory, cache or disk
+    anywhere (``2.0GiB/8.0GiB memory``) are gauges.
+    """
+    if s.lstrip()[:1] == "|":
+        return None
+    for m in _SIZE_OF_SIZE.finditer(s):
+        a, _ = _num(m.group(1) + m.group(2))
+        b, _ = _num(m.group(3) + m.group(4))
+        if a is None or not b or a > b:
+            continue
+        if _GAUGE_WORD.search(s):
+            return None
+        head = s[: m.start()]
+        if (_ING_WORD.search(head) or "%" in s or "/s" in s or "ETA" in s or "eta" in s
+                or _FRACTION.search(head)):
+            return a, b
+    return None
+
+
+def _record(s: str) -> ProgressUpdate | None:
+    """A JSON or dict record that counts (``{"iter":60,"iterLatencyMS":13.0,...}``), or None.
+
+    The record must hold a counter key with a number and at least one more
+    figure; a record that only names things is not progress.
+    """
+    t = s.rstrip().rstrip(",").rstrip()
+    if len(t) > 8192 or not t.endswith("}"):
+        return None
+    start = t.find("{")
+    if start < 0 or start > 200:
+        return None
+    pairs = {m.group(1): _to_float(m.group(2) or m.group(3)) for m in _RECORD_PAIR.finditer(t, start)}
+    if len(pairs) < 2:
+        return None
+    for key, val in pairs.items():
+        if _KEY_NOISE.sub("", key.lower()) in _RECORD_COUNTERS and math.isfinite(val) and val >= 0:
+            return ProgressUpdate(desc="record", n=val, unit="iter", metrics=pairs, source="trainer")
     return None
 
 
@@ -747,6 +831,10 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
             a, b = next((cm.group(i), cm.group(i + 1)) for i in (1, 5, 8) if cm.group(i))
             if 0 < int(b) and int(a) <= int(b):
                 n, total = float(a), float(b)
+        if total is None:
+            fp = _FRACTION_PERCENT.search(s)
+            if fp and 0 < int(fp.group(2)) and abs(100.0 * int(fp.group(1)) / int(fp.group(2)) - float(fp.group(3))) <= 1.0:
+                n, total = float(fp.group(1)), float(fp.group(2))
     if total is None and ("[" in s or "|" in s or "▕" in s):
         bm = _BAR_COUNT.search(s)
         if bm:
@@ -756,6 +844,11 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
                 n, total = a_val, b_val
                 if b_unit[:1] == "B":
                     unit = "B"
+    if total is None and "B" in s and "/" in s:
+        sized = _size_count(s)
+        if sized is not None:
+            n, total = sized
+            unit = "B"
     remaining = None
     if ("ETA" in s or "eta" in s or "Eta" in s or "remaining" in s or "time left" in s):
         em = _ETA_FIELD.search(s)
@@ -764,9 +857,13 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
     if not metrics and rate is None and total is None:
         pm = "%" in s and (_BAR_PERCENT.search(s) or _VERB_PERCENT.search(s))
         if pm:
-            pct = float(pm.group(1) or pm.group(2) or pm.group(3) or pm.group(4))
+            pct = float(next(g for g in pm.groups() if g))
             if pct <= 100.0:
                 return ProgressUpdate(desc="progress", percent=pct, source="metrics", remaining_s=remaining)
+        sm = "%)" in s and _COUNT_SHARE.search(s)
+        if sm and float(sm.group(2)) <= 100.0:
+            return ProgressUpdate(desc="progress", n=float(sm.group(1)), percent=float(sm.group(2)), unit="item",
+                                  source="metrics", remaining_s=remaining)
         if remaining is not None:
             return ProgressUpdate(desc="progress", remaining_s=remaining, source="metrics", metrics=counters)
         if not counters:
@@ -829,6 +926,8 @@ def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | Non
         upd = _parse_step(text)
     if upd is None and "=" in text:
         upd = _parse_kv(text)
+    if upd is None and "{" in text and "}" in text:
+        upd = _record(text)
     if upd is None:
         upd = _parse_figures(text)
     if upd is not None:
