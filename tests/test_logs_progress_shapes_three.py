@@ -340,9 +340,6 @@ LATE_LOOK_ALIKES: list[tuple[str, str, str]] = [
 # Not recognised after round progress4, and why: a strict xfail, so that a change that
 # recognises one of them says so (and the line moves out of this list).
 KNOWN_MISSES: dict[str, str] = {
-    '[2026-07-22 01:16:51,552][verl_speco.trainer.base_trainer][WARNING] - [drafter loss] step=12 optimizer_step_total=12 lr=9.734e-05 loss=6.0625 vloss=0.0000 ploss=6.0625':
-        "progress.py reads it (step 12, loss, lr), but the logger's own level is WARNING and judge.py's "
-        "generic python-warning outranks progress",
     '....INFO - Completed 373 files in 3.7426 min....':
         "a count of files and the time spent, no total, no percentage, no rate: the same shape as a one-off "
         "summary ('Completed execution in 3.25 min')",

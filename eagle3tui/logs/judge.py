@@ -420,6 +420,13 @@ def gate_bits(text: str) -> int:
 
 
 _CATCH_ALL = frozenset({"error-line", "python-warning"})  # "level-header" is dropped before use
+# A training loop's counter record: a step/iteration/epoch counter and two more numeric
+# fields ("step=12 optimizer_step_total=12 lr=9.734e-05 loss=6.0625").
+_COUNTER_RECORD = re.compile(
+    r"\b(?:step|global_step|iter|iteration|epoch)\s?[=:]\s?\d{1,12}\b"
+    r"(?:[^=\n]{1,40}?[=:]\s?-?\d{1,12}(?:\.\d{1,12})?(?:e-?\d{1,3})?\b){2}",
+    re.I,
+)
 # The message's own first word is a fatal level, whatever the header said:
 # Go's "panic: ", redis's "# Fatal: Can't initialize Background Jobs", "FATAL: ...".
 _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: ")
@@ -969,6 +976,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # The catch-alls match a word ("WARN", "Error") anywhere; without a
         # level in the header only an error-looking message counts.
         return make("warning", "error-line") if errorish or exc is not None else None
+    if level == "warning" and generic and not errorish and not sh.category and _COUNTER_RECORD.search(body[:600]):
+        # A loop that logs its counters through a logger at WARNING, to be seen past the
+        # default level ("[verl_speco.trainer.base_trainer][WARNING] - [drafter loss] step=12
+        # optimizer_step_total=12 lr=9.734e-05 loss=6.0625"): the record is its progress.
+        return None
     if rule is not None and rkind in ("info", "progress", "warning"):
         v = _from_rule(rule)
         if generic and v.rule == "python-warning" and errorish:
