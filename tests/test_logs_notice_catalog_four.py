@@ -86,18 +86,21 @@ NOTICES = [
             "inference.",
         ]),
         # a PPO critic: the value head is new by design and trained by the run that prints it
-        "https://github.com/Jiayi-Pan/TinyZero/issues/90 https://github.com/huggingface/sentence-transformers/issues/699",
+        "https://github.com/Jiayi-Pan/TinyZero/issues/90 "
+        "https://github.com/huggingface/sentence-transformers/issues/699",
     ),
     (
         "transformers-new-head-weights-notice",
         "\n".join([
             "Some weights of BertForSequenceClassification were not initialized from the model checkpoint at "
-            "model_bertAlisafaya_base/0_Transformer/ and are newly initialized: ['classifier.bias', 'classifier.weight']",
+            "model_bertAlisafaya_base/0_Transformer/ and are newly initialized: "
+            "['classifier.bias', 'classifier.weight']",
             "You should probably TRAIN this model on a down-stream task to be able to use it for predictions and "
             "inference.",
         ]),
         # the maintainer: "As the rest of the message says, you can ignore it when you train the model"
-        "https://github.com/huggingface/sentence-transformers/issues/699 https://github.com/huggingface/transformers/pull/29627",
+        "https://github.com/huggingface/sentence-transformers/issues/699 "
+        "https://github.com/huggingface/transformers/pull/29627",
     ),
     (
         "transformers-loss-type-notice",
@@ -155,25 +158,29 @@ ALREADY_RIGHT = [
      "`HF_HUB_DISABLE_SYMLINKS_WARNING` environment variable. For more details, see "
      "https://huggingface.co/docs/huggingface_hub/how-to-cache#limitations.",
      "https://github.com/lemonade-sdk/lemonade/issues/170 https://github.com/huggingface/huggingface_hub/issues/4488"),
-    ("(VllmWorker rank=1 pid=236) WARNING 05-03 17:42:23 [fused_moe.py:668] Using default MoE config. Performance might "
-     "be sub-optimal! Config file not found at /usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/"
+    ("(VllmWorker rank=1 pid=236) WARNING 05-03 17:42:23 [fused_moe.py:668] Using default MoE config. "
+     "Performance might be sub-optimal! Config file not found at "
+     "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/"
      "fused_moe/configs/E=16,N=1536,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8,block_shape=[128,128].json",
      "https://github.com/vllm-project/vllm/issues/17619 https://github.com/vllm-project/vllm/pull/23006"),
     ("huggingface/tokenizers: The current process just got forked, after parallelism has already been used. Disabling "
      "parallelism to avoid deadlocks...\nTo disable this warning, you can either:\n\t- Avoid using `tokenizers` before "
      "the fork if possible\n\t- Explicitly set the environment variable TOKENIZERS_PARALLELISM=(true | false)",
-     "https://github.com/huggingface/text-generation-inference/issues/1035 https://github.com/sillsdev/silnlp/issues/316"),
+     "https://github.com/huggingface/text-generation-inference/issues/1035 "
+     "https://github.com/sillsdev/silnlp/issues/316"),
     ("C:\\DATA\\SD\\Data\\Packages\\Stable Diffusion WebUI Forge NEW\\modules_forge\\patch_basic.py:38: FutureWarning: "
      "You are using `torch.load` with `weights_only=False` (the current default value), which uses the default pickle "
      "module implicitly. It is possible to construct malicious pickle data which will execute arbitrary code during "
-     "unpickling (See https://github.com/pytorch/pytorch/blob/main/SECURITY.md#untrusted-models for more details). In a "
-     "future release, the default value for `weights_only` will be flipped to `True`. This limits the functions that "
-     "could be executed during unpickling. Arbitrary objects will no longer be allowed to be loaded via this mode "
+     "unpickling (See https://github.com/pytorch/pytorch/blob/main/SECURITY.md#untrusted-models for more details). "
+     "In a future release, the default value for `weights_only` will be flipped to `True`. This limits the "
+     "functions that could be executed during unpickling. Arbitrary objects will no longer be allowed to be "
+     "loaded via this mode "
      "unless they are explicitly allowlisted by the user via `torch.serialization.add_safe_globals`. We recommend you "
      "start setting `weights_only=True` for any use case where you don't have full control of the loaded file. Please "
      "open an issue on GitHub for any issues related to this experimental feature.\n  result = original_loader(*args, "
      "**kwargs)",
-     "https://github.com/lllyasviel/stable-diffusion-webui-forge/issues/1697 https://github.com/mj-will/nessai/pull/455"),
+     "https://github.com/lllyasviel/stable-diffusion-webui-forge/issues/1697 "
+     "https://github.com/mj-will/nessai/pull/455"),
     ("06-16 21:29:32 [TRAIN] [Rank 0] [INFO] [train.py:535] Training finished, exiting ...\n"
      "[rank0]:[W616 21:29:33.762196891 ProcessGroupNCCL.cpp:1496] Warning: WARNING: destroy_process_group() was not "
      "called before program exit, which can leak resources. For more info, please see "
@@ -181,7 +188,8 @@ ALREADY_RIGHT = [
      "https://github.com/PrimeIntellect-ai/prime-rl/pull/417 https://github.com/pytorch/examples/pull/1387"),
     ("The following values were not passed to `accelerate launch` and had defaults used instead:\n"
      "        `--num_processes` was set to a value of `1`\n        `--num_machines` was set to a value of `1`\n"
-     "        `--mixed_precision` was set to a value of `'no'`\n        `--dynamo_backend` was set to a value of `'no'`\n"
+     "        `--mixed_precision` was set to a value of `'no'`\n"
+     "        `--dynamo_backend` was set to a value of `'no'`\n"
      "To avoid this warning pass in values for each of the problematic parameters or run `accelerate config`.",
      "https://github.com/bmaltais/kohya_ss/issues/1735 https://github.com/huggingface/diffusers/issues/783"),
 ]
