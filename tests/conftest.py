@@ -17,6 +17,8 @@ from typing import Callable
 
 import pytest
 
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -198,3 +200,24 @@ TORCHRUN_ON_SIGTERM = textwrap.dedent("""
         time.sleep(0.2)
 """)
 
+
+# -- sets of real lines by thread (the progress-shape rounds) ----------------------------
+def thread_ids(rows: list[tuple[str, str, str]]) -> list[str]:
+    """Test ids for ``(url, line, kind)`` rows: the thread's owner/repo/kind/number and the row's index."""
+    return [f"{u.split('github.com/')[1]}-{i}" for i, (u, _l, _k) in enumerate(rows)]
+
+
+def thread_params(rows: list[tuple[str, str, str]], known: dict[str, str]) -> list:
+    """``(url, line, kind)`` rows as pytest params; a line in ``known`` is a strict xfail with its reason."""
+    return [
+        pytest.param(*row, id=rid, marks=[pytest.mark.xfail(strict=True, reason=known[row[1]])]
+                     if row[1] in known else [])
+        for row, rid in zip(rows, thread_ids(rows), strict=True)
+    ]
+
+
+def parsed_progress(line: str) -> ProgressUpdate:
+    """The progress update ``line`` parses to (it must parse)."""
+    u = parse_progress(line.strip())
+    assert u is not None, line
+    return u

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from eagle3tui.logs.eta import EtaTracker
-from eagle3tui.logs.progress import ProgressUpdate, _size_count, parse_progress
-from tests.conftest import log_verdict
+from eagle3tui.logs.progress import _size_count, parse_progress
+from tests.conftest import log_verdict, parsed_progress, thread_ids, thread_params
 
 # (thread, line as posted, kind of stage that printed it)
 PROGRESS_LINES: list[tuple[str, str, str]] = [
@@ -363,16 +363,6 @@ KNOWN_LATE_MISSES: dict[str, str] = {
 }
 
 
-def _ids(rows: list[tuple[str, str, str]]) -> list[str]:
-    return [f"{u.split('github.com/')[1]}-{i}" for i, (u, _l, _k) in enumerate(rows)]
-
-
-def _params(rows: list[tuple[str, str, str]], known: dict[str, str]) -> list:
-    return [
-        pytest.param(*row, id=rid, marks=[pytest.mark.xfail(strict=True, reason=known[row[1]])]
-                     if row[1] in known else [])
-        for row, rid in zip(rows, _ids(rows), strict=True)
-    ]
 
 
 def test_known_lists_name_lines_of_the_set() -> None:
@@ -392,56 +382,51 @@ def test_threads_are_fresh() -> None:
     assert not reused, reused
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), _params(PROGRESS_LINES, KNOWN_MISSES))
+@pytest.mark.parametrize(("url", "line", "kind"), thread_params(PROGRESS_LINES, KNOWN_MISSES))
 def test_progress_line_is_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict == "progress", (url, line, verdict, rules)
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), _params(LOOK_ALIKES, KNOWN_FALSE))
+@pytest.mark.parametrize(("url", "line", "kind"), thread_params(LOOK_ALIKES, KNOWN_FALSE))
 def test_look_alike_is_not_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict != "progress", (url, line, verdict, rules)
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), _params(LATE_PROGRESS, KNOWN_LATE_MISSES))
+@pytest.mark.parametrize(("url", "line", "kind"), thread_params(LATE_PROGRESS, KNOWN_LATE_MISSES))
 def test_late_progress_line_is_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict == "progress", (url, line, verdict, rules)
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), LATE_LOOK_ALIKES, ids=_ids(LATE_LOOK_ALIKES))
+@pytest.mark.parametrize(("url", "line", "kind"), LATE_LOOK_ALIKES, ids=thread_ids(LATE_LOOK_ALIKES))
 def test_late_look_alike_is_not_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict != "progress", (url, line, verdict, rules)
 
 
-def _p(line: str) -> ProgressUpdate:
-    u = parse_progress(line.strip())
-    assert u is not None, line
-    return u
-
 
 def test_counter_shapes_carry_their_figures() -> None:
     # https://github.com/dockcross/dockcross/pull/90: bytes of bytes after a word in -ing
-    u = _p("e6659956d274: Downloading 130.2 MB/143.4 MB")
+    u = parsed_progress("e6659956d274: Downloading 130.2 MB/143.4 MB")
     assert (u.n, u.total, u.unit) == (pytest.approx(130.2e6), pytest.approx(143.4e6), "B")
     # https://github.com/mudler/LocalAI/pull/543: units differ on both sides; a Go duration for the ETA
-    u = _p("7:00PM DBG Downloading RWKV-4-Raven-1B5-v11-Eng99%2525-Other1%2525-20230425-ctx4096_Q4_0.bin: "
+    u = parsed_progress("7:00PM DBG Downloading RWKV-4-Raven-1B5-v11-Eng99%2525-Other1%2525-20230425-ctx4096_Q4_0.bin: "
            "48.4 MiB/1.1 GiB (4.41%) ETA: 1m48.55284203s")
     assert (u.n, u.total) == (pytest.approx(48.4e6), pytest.approx(1.1e9))
     assert u.remaining_s == pytest.approx(108.55284203)
     # https://github.com/pypa/pip/pull/12586: a count said in words
-    u = _p("Progress 10240 of 8239447")
+    u = parsed_progress("Progress 10240 of 8239447")
     assert (u.n, u.total) == (10240, 8239447)
     # https://github.com/huggingface/huggingface_hub/issues/4452: a bar of line glyphs, the percentage last
-    u = _p("Downloading gemma-4-26B-A4B-it-Q4_K_M.gguf ───────────────            61%")
+    u = parsed_progress("Downloading gemma-4-26B-A4B-it-Q4_K_M.gguf ───────────────            61%")
     assert u.percent == 61
     # https://github.com/data-prep-kit/data-prep-kit/issues/426: a count and its share of the whole
-    u = _p("10:25:50 INFO - Completed 1 files (25.0%) in 0.007229816913604736 min")
+    u = parsed_progress("10:25:50 INFO - Completed 1 files (25.0%) in 0.007229816913604736 min")
     assert (u.n, u.percent) == (1, 25.0)
     # https://github.com/NVIDIA/TensorRT-LLM/issues/431: a record that counts, its key holding blanks
-    u = _p('{"Active Request Count":1,"Iteration Counter":200,"Timestamp":"11-20-2023 02:29:01"}')
+    u = parsed_progress('{"Active Request Count":1,"Iteration Counter":200,"Timestamp":"11-20-2023 02:29:01"}')
     assert u.n == 200 and u.metrics["Active Request Count"] == 1
 
 
@@ -471,13 +456,13 @@ def test_round_four_shapes_that_are_not_progress(line: str) -> None:
 
 def test_later_shapes_carry_their_figures() -> None:
     # https://github.com/rclone/rclone/issues/5245: a count, then the percentage that agrees with it
-    u = _p("Transferred:        12102 / 22114, 55%")
+    u = parsed_progress("Transferred:        12102 / 22114, 55%")
     assert (u.n, u.total) == (12102, 22114)
     # https://github.com/ggml-org/llama.cpp/pull/1106: an ETA in unit words
-    assert _p("30.59 seconds per pass - ETA 5 hours 33 minutes").remaining_s == 5 * 3600 + 33 * 60
-    assert _p("15.48 seconds per pass - ETA 2.82 hours").remaining_s == pytest.approx(2.82 * 3600)
+    assert parsed_progress("30.59 seconds per pass - ETA 5 hours 33 minutes").remaining_s == 5 * 3600 + 33 * 60
+    assert parsed_progress("15.48 seconds per pass - ETA 2.82 hours").remaining_s == pytest.approx(2.82 * 3600)
     # https://github.com/foundation-model-stack/foundation-model-stack/pull/214: Python's repr quotes numbers with '
-    u = _p("0 19 2024-03-11 19:58:35.773642 {'loss': '7.6250', 'avg_loss': '8.3703', 'tok/stp': '524,288.0', "
+    u = parsed_progress("0 19 2024-03-11 19:58:35.773642 {'loss': '7.6250', 'avg_loss': '8.3703', 'tok/stp': '524,288.0', "
            "'s/stp': '2.227', 'tok/gpu/s': '3,679.1', 'gpu_mem_use': '0%', 'gpu_utzn': '0%'}")
     assert u.metrics["loss"] == 7.625 and "tok/gpu/s" not in u.metrics
 
@@ -486,8 +471,8 @@ def test_eta_from_bytes_of_bytes() -> None:
     # https://github.com/dockcross/dockcross/pull/90: two consecutive lines of one layer, one second apart;
     # 0.5 MB/s leaves 12.7 MB for 25.4 s.
     t = EtaTracker()
-    t.feed(_p("e6659956d274: Downloading 130.2 MB/143.4 MB"), now=0.0)
-    t.feed(_p("e6659956d274: Downloading 130.7 MB/143.4 MB"), now=1.0)
+    t.feed(parsed_progress("e6659956d274: Downloading 130.2 MB/143.4 MB"), now=0.0)
+    t.feed(parsed_progress("e6659956d274: Downloading 130.7 MB/143.4 MB"), now=1.0)
     assert t.eta is not None and t.eta.remaining_s == pytest.approx(12.7 / 0.5, rel=1e-3)
 
 

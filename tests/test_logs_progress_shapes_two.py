@@ -29,8 +29,8 @@ import pytest
 
 from eagle3tui.logs.eta import EtaTracker
 from eagle3tui.logs.offline import classify_log
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress
-from tests.conftest import log_verdict
+from eagle3tui.logs.progress import parse_progress
+from tests.conftest import log_verdict, parsed_progress, thread_ids, thread_params
 
 # (thread, line as posted, kind of stage that printed it)
 PROGRESS_LINES: list[tuple[str, str, str]] = [
@@ -286,16 +286,6 @@ KNOWN_MISSES: dict[str, str] = {
 }
 
 
-def _ids(rows: list[tuple[str, str, str]]) -> list[str]:
-    return [f"{u.split('github.com/')[1]}-{i}" for i, (u, _l, _k) in enumerate(rows)]
-
-
-def _params(rows: list[tuple[str, str, str]]) -> list:
-    return [
-        pytest.param(*row, id=rid, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[row[1]])]
-                     if row[1] in KNOWN_MISSES else [])
-        for row, rid in zip(rows, _ids(rows), strict=True)
-    ]
 
 
 def test_known_misses_are_lines_of_the_set() -> None:
@@ -303,46 +293,41 @@ def test_known_misses_are_lines_of_the_set() -> None:
     assert set(KNOWN_MISSES) <= lines
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), _params(PROGRESS_LINES))
+@pytest.mark.parametrize(("url", "line", "kind"), thread_params(PROGRESS_LINES, KNOWN_MISSES))
 def test_progress_line_is_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict == "progress", (url, line, verdict, rules)
 
 
-@pytest.mark.parametrize(("url", "line", "kind"), LOOK_ALIKES, ids=_ids(LOOK_ALIKES))
+@pytest.mark.parametrize(("url", "line", "kind"), LOOK_ALIKES, ids=thread_ids(LOOK_ALIKES))
 def test_look_alike_is_not_progress(tmp_path: Path, url: str, line: str, kind: str) -> None:
     verdict, rules = log_verdict(tmp_path, line, kind)
     assert verdict != "progress", (url, line, verdict, rules)
 
 
-def _p(line: str) -> ProgressUpdate:
-    u = parse_progress(line.strip())
-    assert u is not None, line
-    return u
-
 
 def test_counter_shapes_carry_their_figures() -> None:
     # https://github.com/desktop/desktop/issues/16662: a percentage, then its count in parentheses
-    u = _p("Receiving objects:  45% (176/389), 2.94 MiB | 1.16 MiB/s")
+    u = parsed_progress("Receiving objects:  45% (176/389), 2.94 MiB | 1.16 MiB/s")
     assert (u.n, u.total) == (176, 389)
     # https://github.com/curl/curl/issues/2161: curl's meter row; time total, spent, left
-    u = _p(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k")
+    u = parsed_progress(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k")
     assert (u.percent, u.elapsed_s, u.remaining_s) == (12, 64, 7 * 60 + 34)
     # https://github.com/catboost/catboost/issues/1028: a remaining time in several units
-    u = _p("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
+    u = parsed_progress("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
            "remaining: 1h 39m 38s")
     assert u.remaining_s == 3600 + 39 * 60 + 38
     # https://github.com/twosixlabs/armory/pull/185: a drawn bar, then bytes of bytes
-    u = _p("dc65f448a2e2: Downloading: [==>                                                ]  2.055MB/50.38MB")
+    u = parsed_progress("dc65f448a2e2: Downloading: [==>                                                ]  2.055MB/50.38MB")
     assert (u.n, u.total, u.unit) == (pytest.approx(2.055e6), pytest.approx(50.38e6), "B")
     # https://github.com/bigscience-workshop/biomedical/pull/881: tqdm with a unit after a blank
-    u = _p("Generating train split: 2 examples [00:04,  2.13s/ examples]")
+    u = parsed_progress("Generating train split: 2 examples [00:04,  2.13s/ examples]")
     assert (u.n, u.unit, u.elapsed_s) == (2, "examples", 4) and u.rate == pytest.approx(1 / 2.13)
     # https://github.com/ray-project/ray/issues/34922: a counter and the time it has been running
-    u = _p("Training finished iter 4 at 2023-03-28 10:09:42 (running for 00:00:44.94)")
+    u = parsed_progress("Training finished iter 4 at 2023-03-28 10:09:42 (running for 00:00:44.94)")
     assert (u.n, u.elapsed_s) == (4, pytest.approx(44.94))
     # https://github.com/meta-llama/llama-cookbook/issues/613: a figure and its spread, named by its cell
-    u = _p("|arc 25 shot                            |      1|none            |    25|acc_norm   |↑  |0.3000|±  |0.0461|")
+    u = parsed_progress("|arc 25 shot                            |      1|none            |    25|acc_norm   |↑  |0.3000|±  |0.0461|")
     assert u.metrics == {"acc_norm": 0.3}
 
 
@@ -426,24 +411,24 @@ def test_eta_from_a_percentage_alone() -> None:
     # https://github.com/kubic-project/jenkins-library/pull/33: wget's dots show only a percentage;
     # 4 points in 8 s leave 90 points at 2 s each.
     t = EtaTracker()
-    t.feed(_p(" 32768K ........ ........ ........ ........  6%  453M 2s"), now=0.0)
-    t.feed(_p(" 65536K ........ ........ ........ ........ 10%  496M 2s"), now=8.0)
+    t.feed(parsed_progress(" 32768K ........ ........ ........ ........  6%  453M 2s"), now=0.0)
+    t.feed(parsed_progress(" 65536K ........ ........ ........ ........ 10%  496M 2s"), now=8.0)
     assert t.eta is not None and t.eta.remaining_s == pytest.approx(90 * 2.0)
     # https://github.com/curl/curl/issues/2161: one meter row; its own "Left" column is the best guess
     t = EtaTracker()
-    t.feed(_p(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k"), now=64.0)
+    t.feed(parsed_progress(" 12 1431M   12  177M    0     0  2826k      0  0:08:38  0:01:04  0:07:34 2869k"), now=64.0)
     assert t.eta is not None and t.eta.remaining_s == 7 * 60 + 34
 
 
 def test_eta_from_a_reported_remaining_time() -> None:
     # https://github.com/catboost/catboost/issues/1028: no counter the tracker can use, a remaining time
     t = EtaTracker(estimate_s=3600.0, stage_started_at=0.0)
-    t.feed(_p("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
+    t.feed(parsed_progress("34:     learn: 0.9508429        test: 0.8235312 best: 0.8356368 (1)     total: 17.5s    "
               "remaining: 1h 39m 38s"), now=20.0)
     assert t.eta is not None and t.eta.remaining_s == 5978
     assert t.eta.projected_s == 20 + 5978 and t.eta.drift == pytest.approx((20 + 5978) / 3600 - 1)
     # ... but it does not replace a bar with a total that is still running
     t = EtaTracker()
-    t.feed(_p("Loading: 10%|█         | 10/100 [00:10<01:30,  1.00it/s]"), now=10.0)
-    t.feed(_p("34:     learn: 0.95 test: 0.82 best: 0.83 (1)     total: 17.5s    remaining: 1h 39m 38s"), now=11.0)
+    t.feed(parsed_progress("Loading: 10%|█         | 10/100 [00:10<01:30,  1.00it/s]"), now=10.0)
+    t.feed(parsed_progress("34:     learn: 0.95 test: 0.82 best: 0.83 (1)     total: 17.5s    remaining: 1h 39m 38s"), now=11.0)
     assert t.eta is not None and t.eta.remaining_s == pytest.approx(90.0)
