@@ -32,11 +32,18 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # Held-out floors: a change that makes the held-out scores worse fails here.
 # They are below THRESHOLDS on purpose: the held-out failures are never read,
 # so these figures are what the classifier does on logs it was not fitted to.
-# The whole held-out split (433 of 1366 excerpts) at its measurement after round fresh8
-# (docs/logs.md); batch eight (rows 1263-1365, collected to be representative of the EAGLE-3
-# pipeline's own stack, labelled before scoring) moved it (its held-out half has three fatal
-# endings and three progress lines of 14 and 6 not recognised), so ...
-HELDOUT_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.71, "progress_recognised": 0.913}
+# The whole held-out split (472 of 1490 excerpts) at its measurement after round fresh9
+# (docs/logs.md); batch nine (rows 1366-1489, collected to be representative of the EAGLE-3
+# pipeline's stack after the session's classifier changes, labelled and committed before scoring,
+# never used to tune) moved it (its held-out half recognises 7 of 10 fatal endings, 2 of 6 benign
+# lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), so ...
+HELDOUT_FLOOR = {"fatal_recall": 0.862, "false_fatal": 0.024, "benign_recognised": 0.685, "progress_recognised": 0.906}
+# ... its first 433 excerpts (rows 0-1365) keep the whole split's floor of round fresh8, whose
+# batch (rows 1263-1365, representative of the pipeline's own stack, labelled before scoring)
+# had moved it (its held-out half has three fatal endings and three progress lines of 14 and 6
+# not recognised) ...
+HELDOUT_1366_ROWS = 1366
+HELDOUT_1366_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.71, "progress_recognised": 0.913}
 # ... its first 399 excerpts (rows 0-1262) keep the whole split's floor of round fresh7, whose
 # batch (rows 1154-1262: collected to be representative, labelled before scoring) had moved it
 # (its held-out half has a false fatal and a missed progress line among 36) ...
@@ -150,6 +157,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     ("first_rows", "floor"),
     [
         (None, HELDOUT_FLOOR),
+        (HELDOUT_1366_ROWS, HELDOUT_1366_FLOOR),
         (HELDOUT_1263_ROWS, HELDOUT_1263_FLOOR),
         (HELDOUT_1154_ROWS, HELDOUT_1154_FLOOR),
         (HELDOUT_1088_ROWS, HELDOUT_1088_FLOOR),
@@ -178,6 +186,7 @@ def test_heldout_scores_do_not_regress(
 # the round's cues came from its tune half and older tune rows only.
 FRESH7_FROM_ROW = 1154
 FRESH8_FROM_ROW = 1263
+FRESH9_FROM_ROW = 1366
 FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
 
 
@@ -198,13 +207,30 @@ FRESH8_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recog
 
 
 def test_heldout_half_of_batch_eight_does_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
-    held = scorer.score([r for r in rows[FRESH8_FROM_ROW:] if r["split"] == "heldout"])
+    held = scorer.score([r for r in rows[FRESH8_FROM_ROW:FRESH9_FROM_ROW] if r["split"] == "heldout"])
     s = held["scores"]
     table = scorer.table(held, "heldout split, rows 1263-1365")  # scores only: its failures stay unread
     assert s["fatal_recall"] >= FRESH8_HELDOUT_FLOOR["fatal_recall"], table
     assert s["false_fatal"] <= FRESH8_HELDOUT_FLOOR["false_fatal"], table
     assert s["benign_recognised"] >= FRESH8_HELDOUT_FLOOR["benign_recognised"], table
     assert s["progress_recognised"] >= FRESH8_HELDOUT_FLOOR["progress_recognised"], table
+
+
+# Batch nine's own held-out half (rows 1366-1489, 39 excerpts) at its first and only score: the
+# batch was collected after the session's classifier changes to measure them on logs they were
+# not built from, labelled and committed before the classifier ran on it, and never used to tune
+# (the code of the session's start, 9723898, scores it the same: 7/10, 1/29, 2/6, 5/6).
+FRESH9_HELDOUT_FLOOR = {"fatal_recall": 0.7, "false_fatal": 0.035, "benign_recognised": 0.333, "progress_recognised": 0.833}
+
+
+def test_heldout_half_of_batch_nine_does_not_regress(scorer: ModuleType, rows: list[dict]) -> None:
+    held = scorer.score([r for r in rows[FRESH9_FROM_ROW:] if r["split"] == "heldout"])
+    s = held["scores"]
+    table = scorer.table(held, "heldout split, rows 1366-1489")  # scores only: its failures stay unread
+    assert s["fatal_recall"] >= FRESH9_HELDOUT_FLOOR["fatal_recall"], table
+    assert s["false_fatal"] <= FRESH9_HELDOUT_FLOOR["false_fatal"], table
+    assert s["benign_recognised"] >= FRESH9_HELDOUT_FLOOR["benign_recognised"], table
+    assert s["progress_recognised"] >= FRESH9_HELDOUT_FLOOR["progress_recognised"], table
 
 
 def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleType, tmp_path: Path) -> None:
