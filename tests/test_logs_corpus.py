@@ -38,22 +38,21 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # never used to tune) moved it (its held-out half recognises 7 of 10 fatal endings, 2 of 6 benign
 # lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), so ...
 HELDOUT_FLOOR = {"fatal_recall": 0.862, "false_fatal": 0.024, "benign_recognised": 0.685, "progress_recognised": 0.906}
-# ... its first 433 excerpts (rows 0-1365) keep the whole split's floor of round fresh8, whose
-# batch (rows 1263-1365, representative of the pipeline's own stack, labelled before scoring)
-# had moved it (its held-out half has three fatal endings and three progress lines of 14 and 6
-# not recognised) ...
+# ... its first 433 excerpts (rows 0-1365) at their measurement after all of session seven's
+# rounds (round fresh8, whose batch of rows 1263-1365 had moved the split, left 0.854 / 0.022 /
+# 0.711 / 0.913; the speaker cues of round whotalks then recognised more fatal endings) ...
 HELDOUT_1366_ROWS = 1366
-HELDOUT_1366_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.71, "progress_recognised": 0.913}
+HELDOUT_1366_FLOOR = {"fatal_recall": 0.872, "false_fatal": 0.022, "benign_recognised": 0.711, "progress_recognised": 0.913}
 # ... its first 399 excerpts (rows 0-1262) keep the whole split's floor of round fresh7, whose
 # batch (rows 1154-1262: collected to be representative, labelled before scoring) had moved it
 # (its held-out half has a false fatal and a missed progress line among 36) ...
 HELDOUT_1263_ROWS = 1263
 HELDOUT_1263_FLOOR = {"fatal_recall": 0.86, "false_fatal": 0.025, "benign_recognised": 0.692, "progress_recognised": 0.952}
-# ... its first 363 excerpts (rows 0-1153) keep the whole split's floor of round fatal3, whose
-# batch (rows 1088-1153: fatal endings told at INFO/WARNING level or by a launcher or runtime)
-# had lowered it ...
+# ... its first 363 excerpts (rows 0-1153, the split at the start of session seven) at their
+# measurement after session seven's rounds (round fatal3's floor, after its batch of rows
+# 1088-1153 had lowered the split, was 0.853 / 0.023 / 0.676 / 0.964) ...
 HELDOUT_1154_ROWS = 1154
-HELDOUT_1154_FLOOR = {"fatal_recall": 0.853, "false_fatal": 0.023, "benign_recognised": 0.676, "progress_recognised": 0.964}
+HELDOUT_1154_FLOOR = {"fatal_recall": 0.874, "false_fatal": 0.023, "benign_recognised": 0.69, "progress_recognised": 0.964}
 # ... its first 343 excerpts (rows 0-1087) at theirs after the benign cues of step 7 (branch
 # benign9), whose batch (rows 1018-1087, labelled before scoring) had lowered it ...
 HELDOUT_1088_ROWS = 1088
