@@ -42,7 +42,7 @@ HELDOUT_FLOOR = {"fatal_recall": 0.862, "false_fatal": 0.024, "benign_recognised
 # rounds (round fresh8, whose batch of rows 1263-1365 had moved the split, left 0.854 / 0.022 /
 # 0.711 / 0.913; the speaker cues of round whotalks then recognised more fatal endings) ...
 HELDOUT_1366_ROWS = 1366
-HELDOUT_1366_FLOOR = {"fatal_recall": 0.872, "false_fatal": 0.022, "benign_recognised": 0.711, "progress_recognised": 0.913}
+HELDOUT_1366_FLOOR = {"fatal_recall": 0.871, "false_fatal": 0.023, "benign_recognised": 0.71, "progress_recognised": 0.913}
 # ... its first 399 excerpts (rows 0-1262) keep the whole split's floor of round fresh7, whose
 # batch (rows 1154-1262: collected to be representative, labelled before scoring) had moved it
 # (its held-out half has a false fatal and a missed progress line among 36) ...
