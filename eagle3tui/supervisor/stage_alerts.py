@@ -49,7 +49,7 @@ _ROOT_CAUSE = "Root Cause (first observed failure)"
 _ROOT_FIELDS = ("rank", "exitcode", "traceback")
 
 
-_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
+_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]{0,200}(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
 
 
 def _says_what_went_wrong(text: str) -> bool:
