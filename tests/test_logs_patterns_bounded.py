@@ -272,3 +272,47 @@ def test_the_checker_sees_each_dangerous_shape(pattern: str, kind: str) -> None:
 @pytest.mark.parametrize("pattern", SAFE)
 def test_the_checker_raises_no_false_alarm(pattern: str) -> None:
     assert findings(pattern) == [], pattern
+
+
+# -- the user's readiness pattern: the one user pattern Python's re still ran ------------
+
+
+def _service(tmp_path: Path, pattern: str) -> Path:
+    p = tmp_path / "pipeline.toml"
+    p.write_text(f'[[stage]]\nname = "srv"\nkind = "service"\ncommand = ["true"]\nready = {{ log = \'{pattern}\' }}\n',
+                 encoding="utf-8")
+    return p
+
+
+def test_a_readiness_pattern_re2_cannot_run_is_refused_at_load(tmp_path: Path) -> None:
+    # ``ready = { log = ... }`` is searched over every line of a service's log until
+    # it is ready: a backreference or lookaround there could backtrack without bound.
+    from eagle3tui.config import load_config
+    from eagle3tui.errors import ConfigError, ConfigErrors
+
+    assert load_config(_service(tmp_path, r"Uvicorn running on \S+")).stages[0].ready.log_pattern
+    for pat in (r"(\w+) ready \1", r"listening(?= on)"):
+        with pytest.raises((ConfigError, ConfigErrors)) as e:
+            load_config(_service(tmp_path, pat))
+        assert "RE2" in str(e.value) and "ready.log" in str(e.value), pat
+
+
+def test_the_readiness_pattern_runs_on_re2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eagle3tui.supervisor import stage_alerts
+
+    log = tmp_path / "srv.log"
+    log.write_text("starting\nINFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n")
+
+    def watch() -> stage_alerts.StageWatch:
+        w = object.__new__(stage_alerts.StageWatch)
+        w._ready_hit, w._ready_log, w._ready_offset = False, str(log), 0
+        return w
+
+    class NoBacktracking:  # Python's re must not compile the user's pattern
+        @staticmethod
+        def compile(*_a: object, **_k: object) -> None:
+            raise AssertionError("the readiness pattern went to Python's re")
+
+    monkeypatch.setattr(stage_alerts, "re", NoBacktracking)
+    assert not watch().seen_pattern(r"Application startup complete")
+    assert watch().seen_pattern(r"Uvicorn running on \S+")
