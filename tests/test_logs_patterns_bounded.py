@@ -62,6 +62,14 @@ def _walk(obj: Any, depth: int, out: list[Any], seen: set[int]) -> None:
     elif isinstance(obj, (list, tuple, set, frozenset)):
         for v in obj:
             _walk(v, depth + 1, out, seen)
+    elif type(obj).__module__.startswith("eagle3tui.") and not isinstance(obj, type):
+        # an object of the pipeline (a rule set, a template index, a monitor): its fields
+        fields = dict(getattr(obj, "__dict__", {}))
+        for slot in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, slot):
+                fields[slot] = getattr(obj, slot)
+        for v in fields.values():
+            _walk(v, depth + 1, out, seen)
 
 
 def module_patterns() -> dict[tuple[str, str], list[re.Pattern[Any]]]:
@@ -77,6 +85,25 @@ def module_patterns() -> dict[tuple[str, str], list[re.Pattern[Any]]]:
             if found:
                 got[(name, attr)] = found
     return got
+
+
+def object_patterns(tmp_path: Path) -> list[re.Pattern[Any]]:
+    """The patterns held by the pipeline's objects once a log has been read (the monitor's
+    rule set and keyword alternation, its template index, its markers)."""
+    from eagle3tui.logs.offline import classify_log
+
+    log = tmp_path / "one.log"
+    log.write_text("".join(r + "\n" for r in _tune_texts()[:200]) * 12, encoding="utf-8")
+    _events, mon = classify_log(log)
+    found: list[re.Pattern[Any]] = []
+    _walk(mon, 0, found, set())
+    return found
+
+
+def _tune_texts() -> list[str]:
+    # Tune rows only: the held-out split never builds a change.
+    rows = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines()]
+    return [r["text"] for r in rows if r["split"] == "tune"]
 
 
 def rule_patterns() -> dict[str, list[re.Pattern[Any]]]:
@@ -111,10 +138,8 @@ def runtime_patterns(tmp_path: Path) -> dict[tuple[Any, int], str]:
             seen.setdefault((pattern, int(flags)), where)
         return orig(pattern, flags)
 
-    rows = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines()]
-    # Tune rows only: the held-out split never builds a change. One log of all
-    # of them, read whole (catch-up) and line by line (following).
-    text = "\n".join(r["text"] for r in rows if r["split"] == "tune") + "\n"
+    # One log of the tune rows, read whole (catch-up) and line by line (following).
+    text = "\n".join(_tune_texts()) + "\n"
     log = tmp_path / "all.log"
     log.write_text(text * 3, encoding="utf-8")
     re_mod._compile = spy  # type: ignore[attr-defined]
@@ -148,6 +173,8 @@ def _all(tmp_path: Path) -> list[tuple[str, re.Pattern[Any] | tuple[Any, int], b
     for rid, pats in rule_patterns().items():
         for p in pats:
             out.append((f"rule {rid}", p, True))
+    for p in object_patterns(tmp_path):
+        out.append((f"object {p.pattern[:30]!r}", p, True))
     for (pat, flags), where in runtime_patterns(tmp_path).items():
         out.append((f"runtime {where}", (pat, flags), True))
     return out
@@ -179,6 +206,7 @@ def test_the_collection_reaches_every_module_and_the_runtime(tmp_path: Path) -> 
         assert name in mods, name
     assert len(rule_patterns()) >= 90
     assert runtime_patterns(tmp_path)
+    assert any(p.pattern.startswith(b"it/s") for p in object_patterns(tmp_path) if isinstance(p.pattern, bytes))
 
 
 def test_the_exemptions_still_hold() -> None:
