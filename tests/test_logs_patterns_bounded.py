@@ -206,7 +206,8 @@ def test_the_collection_reaches_every_module_and_the_runtime(tmp_path: Path) -> 
         assert name in mods, name
     assert len(rule_patterns()) >= 90
     assert runtime_patterns(tmp_path)
-    assert any(p.pattern.startswith(b"it/s") for p in object_patterns(tmp_path) if isinstance(p.pattern, bytes))
+    held = object_patterns(tmp_path)  # the rule set's 96 rules and keyword alternation, the template shapes
+    assert len(held) >= 90 and any(isinstance(p.pattern, bytes) for p in held)
 
 
 def test_the_exemptions_still_hold() -> None:
