@@ -343,7 +343,7 @@ def findings(pattern: str | bytes | re.Pattern[Any], flags: int = 0, search: boo
 
 def _start_guard(seq: Any, ab: _Alphabet, flags: int) -> int:
     """The characters that may stand just before a match of ``seq`` (all, unless a guard says)."""
-    for op, av in seq:
+    for i, (op, av) in enumerate(seq):
         name = str(op)
         if name == "ASSERT" or name == "ASSERT_NOT":
             direction, body = av
@@ -354,7 +354,7 @@ def _start_guard(seq: Any, ab: _Alphabet, flags: int) -> int:
             continue
         if name == "AT" and str(av) == "AT_BOUNDARY":
             g = _Glushkov(ab)
-            _e, first, _l = g.build(seq[1:] if seq[0] == (op, av) else seq, flags, False)
+            _e, first, _l = g.build(seq[i + 1:], flags, False)
             word = ab.category("CATEGORY_WORD", flags)
             if first and all(g.chars[x] & ~word == 0 for x in first):
                 return ab.all & ~word

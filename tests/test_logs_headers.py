@@ -11,7 +11,6 @@ in JSON, the source line Python's warnings module echoes).
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
