@@ -284,8 +284,15 @@ class TemplateIndex:
         # A list, not ``found += (kw,)``, and each place's table asked for the few
         # distinct keywords only: a line of thousands of keyword places ("E1206 ..."
         # repeated over 64 KiB) stays linear in them, not quadratic.
-        hits = [kw for start, end, table in e.digit_keywords if (kw := raw[start:end]) in table]
-        if not hits:
+        hits: list[bytes] | None = None  # no list made for the common line (no keyword place)
+        for start, end, table in e.digit_keywords:
+            kw = raw[start:end]
+            if kw in table:
+                if hits is None:
+                    hits = [kw]
+                else:
+                    hits.append(kw)
+        if hits is None:
             return e.idx if e.keyed else None
         found = tuple(hits)
         got = e.rules_with.get(found)
