@@ -723,6 +723,16 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
                     re.compile(str(logpat))
                 except re.error as e:
                     b.err(f"invalid regex in ready.log: {e}", f"{k}.ready.log", line("ready"))
+                else:
+                    # It runs over every line of the service's log: only RE2 is linear in the line.
+                    from eagle3tui.logs.rules import compile_user_pattern
+
+                    try:
+                        compile_user_pattern(str(logpat))
+                    except ValueError as e:
+                        b.err(f"ready.log {str(logpat)!r} is not supported by the linear-time regex engine "
+                              f"(RE2): {e}", f"{k}.ready.log", line("ready"),
+                              "rewrite it without backreferences and lookaround, e.g. the literal text")
             timeout = b.duration(r.get("timeout", 600), f"{k}.ready.timeout", line("ready"), 600.0,
                                  "e.g. timeout = \"20m\"")
             interval = b.duration(r.get("interval", 1), f"{k}.ready.interval", line("ready"), 1.0,

@@ -11,7 +11,6 @@ in JSON, the source line Python's warnings module echoes).
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from eagle3tui.logs import anatomy
 from eagle3tui.logs.anatomy import HEAD_CHARS, shape
 from eagle3tui.logs.workers import split_worker
 from tests.conftest import corpus_tune_row, log_verdict
+from tests.regex_shapes import findings
+from tests.regex_shapes import repeats as _repeats
 
 
 def read(line: str) -> anatomy.Shape:
@@ -299,39 +300,6 @@ def test_json_lines_are_read_safely_and_boundedly() -> None:
     assert time.perf_counter() - t0 < 2.0
 
 
-def _repeats(pattern: str) -> list[tuple[int, bool]]:
-    """(max count, whether a repeat sits inside it) for every repeat of ``pattern``'s parse tree."""
-    try:
-        import re._parser as sre_parse  # type: ignore[import-not-found]
-        from re._constants import MAXREPEAT  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
-        from sre_constants import MAXREPEAT  # type: ignore[no-redef]
-    out: list[tuple[int, bool]] = []
-
-    def walk(seq: object) -> bool:
-        """Whether ``seq`` holds a repeat of more than one; records each repeat met."""
-        found = False
-        for op, av in seq:  # type: ignore[attr-defined]
-            name = str(op)
-            if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-                inner = walk(av[2])
-                out.append((MAXREPEAT if av[1] == MAXREPEAT else av[1], inner))
-                found = found or av[1] > 1
-                found = found or inner
-            elif name == "SUBPATTERN":
-                found = walk(av[-1]) or found
-            elif name == "BRANCH":
-                for alt in av[1]:
-                    found = walk(alt) or found
-            elif name in ("ASSERT", "ASSERT_NOT"):
-                found = walk(av[1]) or found
-        return found
-
-    walk(sre_parse.parse(pattern))
-    return out
-
-
 def test_every_new_pattern_is_anchored_bounded_and_without_nested_repetition() -> None:
     # The module's guarantee: every repeat is bounded (but the final "(.*)" that takes the
     # body), and no repeat of more than one contains another repeat of more than one.
@@ -347,6 +315,7 @@ def test_every_new_pattern_is_anchored_bounded_and_without_nested_repetition() -
         for most, inner in reps:
             assert most < sys.maxsize and most <= 1000, pat
             assert not (inner and most > 1), pat
+        assert findings(pat, search=False) == [], pat  # run by match on the head: no super-linear shape
     # The checker itself sees what it must refuse.
     assert any(m > 1000 for m, _ in _repeats(r"a(\w+)"))
     assert any(inner and m > 1 for m, inner in _repeats(r"(?:\w{1,5}:){1,4}"))

@@ -281,18 +281,26 @@ class TemplateIndex:
 
     def line_rules(self, e: Template, raw: bytes) -> tuple[int, ...] | None:
         """What :meth:`RuleSet.scan` gives the line ``raw`` of template ``e``."""
-        found: tuple[bytes, ...] = ()
+        # A list, not ``found += (kw,)``, and each place's table asked for the few
+        # distinct keywords only: a line of thousands of keyword places ("E1206 ..."
+        # repeated over 64 KiB) stays linear in them, not quadratic.
+        hits: list[bytes] | None = None  # no list made for the common line (no keyword place)
         for start, end, table in e.digit_keywords:
             kw = raw[start:end]
             if kw in table:
-                found += (kw,)
-        if not found:
+                if hits is None:
+                    hits = [kw]
+                else:
+                    hits.append(kw)
+        if hits is None:
             return e.idx if e.keyed else None
+        found = tuple(hits)
         got = e.rules_with.get(found)
         if got is None:
             rs = set(e.idx)
-            for kw in found:
-                for _start, _end, table in e.digit_keywords:
+            kws = set(found)
+            for _start, _end, table in e.digit_keywords:
+                for kw in kws:
                     if kw in table:
                         rs.update(table[kw])
             got = tuple(sorted(rs))

@@ -9,6 +9,7 @@ alerts for lines it already reported (``<attempt>.watch.json``).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -20,7 +21,7 @@ from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
-from eagle3tui.logs.rules import RuleSet, build_ruleset
+from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.records import RunRecord
 from eagle3tui.textsafe import strip_ansi
 
@@ -57,7 +58,7 @@ _ROOT_CAUSE = "Root Cause (first observed failure)"
 _ROOT_FIELDS = ("rank", "exitcode", "traceback")
 
 
-_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
+_EXCEPTION_AT_END = re.compile(r"\b[A-Za-z_][\w.]{0,200}(?:Error|Exception|Interrupt|Exit|Failure)\b:(?P<msg>.*)$")
 
 
 def _says_what_went_wrong(text: str) -> bool:
@@ -142,6 +143,12 @@ def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | Non
     if tb.startswith("Signal"):
         out += f" ({tb})"
     return out[:300]
+
+
+@functools.lru_cache(maxsize=16)
+def _ready_regex(pattern: str) -> Any:
+    """A readiness pattern compiled once (the driver asks every poll)."""
+    return compile_user_pattern(pattern)
 
 
 class StageWatch:
@@ -622,7 +629,9 @@ class StageWatch:
             return False
         cut = data.rfind(b"\n") + 1
         self._ready_offset += cut
-        rx = re.compile(pattern)
+        # The user's pattern, over every line of the log until the service is ready:
+        # RE2, linear in the line whatever the pattern (as the user's [[rule]] patterns).
+        rx = _ready_regex(pattern)
         for raw in data[:cut].splitlines():
             if rx.search(raw.decode("utf-8", "replace")):
                 self._ready_hit = True
