@@ -118,3 +118,26 @@ def test_template_modes() -> None:
 def test_digit_valued() -> None:
     assert digit_valued(r'" 5\d\d') and digit_valued("exit code [1-9]") and digit_valued("code 137")
     assert not digit_valued(r"step \d{1,6}") and not digit_valued(r"[\w.]+:\d+") and not digit_valued("[0-9]+ it/s")
+
+
+@pytest.mark.parametrize("status_line", [
+    # https://github.com/ollama/ollama/issues/8387 (Gin's access column)
+    'Dec 11 09:58:58 quorra ollama[1543654]: [GIN] 2024/12/11 - 09:58:58 | {s} |        29m59s |      10.0.0.123 | '
+    'POST     "/api/chat"',
+    # the common access format (uvicorn): the status after the quoted request
+    'INFO:     10.0.0.1:48532 - "POST /v1/chat/completions HTTP/1.1" {s} Internal Server Error',
+])
+def test_an_access_status_is_read_per_line_when_catching_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status_line: str
+) -> None:
+    # The judge reads the status column (a 5xx fails that request). Lines of one template
+    # differ only in it, so catching up by template must judge each line on its own: a 500
+    # after thousands of 200s of the same shape is still the failed request.
+    log = tmp_path / "access.log"
+    ok = status_line.format(s="200") + "\n"
+    log.write_text(ok * (300 * 1024 // len(ok) + 1) + status_line.format(s="500") + "\n" + ok * 10)
+    assert digit_valued(r"5\d\d")  # the rules' side already tells such digits apart
+    plain = _events(log, "service", False, monkeypatch)
+    fast = _events(log, "service", True, monkeypatch)
+    assert fast == plain
+    assert [e for e in fast[0] if e[3] == "request-failed"], fast[1]

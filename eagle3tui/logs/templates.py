@@ -48,10 +48,17 @@ _CODEISH = (b"code", b"status", b"zero")
 BY_TEMPLATE, EXACT, SENSITIVE = 0, 1, 2
 
 
+# An access line's status column on a template (digits zeroed): Gin's "| 500 |" and the
+# common format's '"POST /v1/x HTTP/1.1" 500' (judge.py reads a 5xx as a failed request).
+_STATUS_COLUMN = re.compile(rb"\|\s{1,3}000\s{1,3}\||\"\s{1,3}000\b")
+
+
 def judge_valued(low: bytes) -> bool:
     """Whether a judge detector may read a digit's value in this (lower-cased) line."""
     if b"->" in low or b"worker_count=" in low:
         return True  # NCCL's error trace "file.cc:123 -> 2"; a barrier's count against its world size
+    if b"000" in low and _STATUS_COLUMN.search(low):
+        return True
     return any(w in low for w in _EXITISH) and any(w in low for w in _CODEISH)
 
 
