@@ -270,7 +270,7 @@ class _Held:
 _QUOTED_TRACEBACK = "Traceback (most recent call last):"
 # A frame line ('  File "x.py", line 3, in f') or the caret line under a
 # frame's code: what only a traceback's body holds.
-_FRAME_LINE = re.compile(r"[ \t]+(?:File \"|[\^~]+[ \t]*$)")
+_FRAME_LINE = re.compile(r"[ \t]{1,40}(?:File \"|[\^~]{1,4000}[ \t]{0,40}$)")  # bounded: see tests/test_logs_patterns_bounded.py
 # A traceback whose exception line was read and nothing after it for this
 # long has ended there (a process that hangs after it writes nothing more).
 _TB_END_S = 1.0

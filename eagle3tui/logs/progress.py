@@ -25,7 +25,9 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 # repr quotes with ' ({'loss': '7.6250', 'tok/gpu/s': '3,679.1'}).
 _DICT_PAIR = re.compile(
     r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
-    r"""|(["'])([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)\3)(?=\s{0,3}[,}])"""
+    # the same number in either quotes, as two branches (not a backreference to the opening quote)
+    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"|'([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)')"""
+    r"""(?=\s{0,3}[,}])"""
 )
 _KV_PAIR = re.compile(
     r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
@@ -396,7 +398,7 @@ def _parse_trainer_dict(s: str) -> ProgressUpdate | None:
     start = t.find("{")
     if start < 0 or start > 200:
         return None
-    metrics = {m.group(1): _to_float(m.group(2) or m.group(4)) for m in _DICT_PAIR.finditer(t, start)}
+    metrics = {m.group(1): _to_float(m.group(2) or m.group(3) or m.group(4)) for m in _DICT_PAIR.finditer(t, start)}
     if not metrics:
         return None
     if start > 0 and (len(metrics) < 2 or not any(_is_figure_key(k) for k in metrics)):
