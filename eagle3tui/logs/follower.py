@@ -330,6 +330,30 @@ def split_segments(line: str) -> list[str]:
     return [s for s in line.split("\r") if s.strip()]
 
 
+def tail_lines(path: str, nbytes: int) -> list[str]:
+    """The last lines of the file at ``path`` within its last ``nbytes``, as a terminal shows them.
+
+    ANSI sequences removed, a ``\r``-redrawn line reduced to its last segment;
+    a line cut by the ``nbytes`` boundary is left out, and so is the empty
+    string after a final newline, so the last item is the file's last line.
+    Empty if the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - nbytes))
+            data = f.read()
+    except OSError:
+        return []
+    lines = strip_ansi(data.decode("utf-8", "replace")).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if size > nbytes and lines:
+        lines.pop(0)  # cut by the boundary
+    return [(split_segments(ln) or [""])[-1] for ln in lines]
+
+
 def iter_chunk_lines(chunk: Chunk, max_line: int = 64 * 1024) -> Iterable[LogLine]:
     """Expand a chunk into LogLines (every segment of every line)."""
     no = chunk.first_no

@@ -28,7 +28,7 @@ from operator import add
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
-from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi
+from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi, tail_lines
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import (
@@ -1649,18 +1649,8 @@ def _message_of(raw: bytes) -> str:
 
 
 def _tail_lines(path: str, nbytes: int) -> list[str]:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - nbytes))
-            data = f.read()
-    except OSError:
-        return []
-    text = strip_ansi(data.decode("utf-8", "replace"))
-    lines = [split_segments(ln)[-1] if split_segments(ln) else "" for ln in text.split("\n")]
-    if size > nbytes and lines:
-        lines = lines[1:]  # first one is probably cut
+    """The log's last lines (see :func:`tail_lines`), without blank ones at its end."""
+    lines = tail_lines(path, nbytes)
     while lines and not lines[-1].strip():
         lines.pop()
     return lines

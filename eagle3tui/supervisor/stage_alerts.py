@@ -19,11 +19,11 @@ from typing import Any
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
 from eagle3tui.logs.events import LogEvent
+from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.records import RunRecord
-from eagle3tui.textsafe import strip_ansi
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
 
@@ -81,31 +81,17 @@ def _says_what_went_wrong(text: str) -> bool:
 def log_tail_lines(log_path: str, last_no: int, first_no: int, tail_bytes: int = 64 * 1024) -> dict[int, str]:
     """Lines ``first_no``..``last_no`` of a log whose last line is ``last_no``, read from its end.
 
-    ANSI sequences removed, a ``\\r``-redrawn line reduced to what shows last;
-    lines beyond the last ``tail_bytes`` are not returned.
+    As a terminal shows them (:func:`eagle3tui.logs.follower.tail_lines`),
+    stripped; lines beyond the last ``tail_bytes`` are not returned.
     """
     if first_no > last_no or last_no <= 0:
         return {}
-    try:
-        with open(log_path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - tail_bytes))
-            data = f.read()
-    except OSError:
-        return {}
-    lines = data.decode("utf-8", "replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the file ends with a newline
-    if size > tail_bytes and lines:
-        lines.pop(0)  # a partial first line
     out: dict[int, str] = {}
-    for i, raw in enumerate(reversed(lines)):
+    for i, text in enumerate(reversed(tail_lines(log_path, tail_bytes))):
         no = last_no - i
         if no < first_no:
             break
-        segs = [s for s in raw.split("\r") if s.strip()]
-        out[no] = strip_ansi(segs[-1] if segs else "").strip()
+        out[no] = text.strip()
     return out
 
 
