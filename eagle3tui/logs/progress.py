@@ -16,22 +16,36 @@ from dataclasses import dataclass, field
 
 _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _RICH_BAR = "━╸╺╾╼─"
+# A number as Python's float() reads it, and a figure (a number, nan or inf): the
+# spelling the patterns below build on.
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_FIG = _NUM + "|nan|inf"
 # Used with .match() on a token or .finditer() over a line. Every repetition
 # is bounded or is followed by nothing that can fail, so a failed attempt
 # costs at most the length of one key (<= 64 chars).
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-# A figure in a dict or JSON record; JSON loggers quote it ("train_loss": "486.917"),
-# so a quoted value counts when the quotes hold the whole number ("eta": "0:21:51" does not); Python's
-# repr quotes with ' ({'loss': '7.6250', 'tok/gpu/s': '3,679.1'}).
-_DICT_PAIR = re.compile(
-    r"""['"]([A-Za-z_][\w./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"""
-    # the same number in either quotes, as two branches (not a backreference to the opening quote)
-    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"|'([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)')"""
-    r"""(?=\s{0,3}[,}])"""
-)
-_KV_PAIR = re.compile(
-    r"([A-Za-z_][\w./-]{0,63})=([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
-)
+_NUMBER = re.compile(_NUM)
+
+
+def _pair_pattern(key: str, value: str, single_quoted: bool) -> re.Pattern[str]:
+    """A ``'key': value`` pair of a dict or JSON record, the value bare or quoted.
+
+    JSON loggers quote a figure ("train_loss": "486.917") and Python's repr
+    quotes with ' ({'loss': '7.6250'}); a quoted value counts when the quotes
+    hold the whole number ("eta": "0:21:51" does not). Each quote is a branch
+    of its own, not a backreference to the opening one. Groups: 1 the key,
+    2 the bare value, 3 the double-quoted one, 4 the single-quoted one (if
+    ``single_quoted``).
+    """
+    single = "|'(" + value + ")'" if single_quoted else ""
+    return re.compile(
+        "['\"](" + key + ")['\"]" + r"\s{0,3}:\s{0,3}"
+        + "(?:(" + value + ')|"(' + value + ')"' + single + ")" + r"(?=\s{0,3}[,}])"
+    )
+
+
+# A figure in a dict or JSON record.
+_DICT_PAIR = _pair_pattern(r"[A-Za-z_][\w./-]{0,63}", _FIG, single_quoted=True)
+_KV_PAIR = re.compile(r"([A-Za-z_][\w./-]{0,63})=(" + _FIG + ")")
 _METRIC_HINTS = ("loss", "acc", "lr", "grad", "ppl", "perplex", "reward", "step", "epoch", "throughput", "persec",
                  "per_sec", "per_second", "samples_per", "tflop", "wps", "ups")
 # Training / evaluation / serving figures: a key whose lower-cased name
@@ -118,10 +132,7 @@ _RECORD_COUNTERS = frozenset({"iter", "iteration", "iterationcounter", "step", "
                               "currentsteps", "numupdates"})
 _KEY_NOISE = re.compile(r"[\s_-]")
 # A record's pair; its key may hold blanks ("Active Request Count"), its number may be quoted.
-_RECORD_PAIR = re.compile(
-    r"""['"]([A-Za-z_][\w ./-]{0,63})['"]\s{0,3}:\s{0,3}(?:([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"""
-    r"""|"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")(?=\s{0,3}[,}])"""
-)
+_RECORD_PAIR = _pair_pattern(r"[A-Za-z_][\w ./-]{0,63}", _NUM, single_quoted=False)
 # "acc" is a figure as a word ("acc", "train_acc", "acc_norm", "accuracy", a draft's "accept rate"),
 # not as the start of another word ("Accounting Mode Buffer Size" in nvidia-smi -q, "accumulation").
 _ACC_WORD = re.compile(r"acc(?:uracy|ept[a-z]{0,6}|s)?(?![a-z])")
