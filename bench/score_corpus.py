@@ -1,6 +1,6 @@
 """Score the log classifier on the real-log corpus (tests/fixtures/corpus).
 
-    .venv/bin/python bench/score_corpus.py [--split tune|heldout|all] [--show-failures] [--from-row N]
+    .venv/bin/python bench/score_corpus.py [--split tune|heldout|all] [--show-failures] [--from-row N] [--to-row M]
 
 Each excerpt is written to a file and classified by
 :func:`eagle3tui.logs.offline.classify_log` (what ``eagle3tui classify --json
@@ -131,8 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         "--from-row", type=int, default=0, metavar="N",
         help="score only the excerpts from row N of the corpus on (0-based): a batch added later",
     )
+    ap.add_argument(
+        "--to-row", type=int, default=None, metavar="M",
+        help="and only those before row M (0-based, exclusive): one batch among later ones",
+    )
     args = ap.parse_args(argv)
-    rows = load_corpus()[args.from_row :]
+    rows = load_corpus()[args.from_row : args.to_row]
     splits = ("tune", "heldout") if args.split == "all" else (args.split,)
     rules = build_ruleset()
     for split in splits:

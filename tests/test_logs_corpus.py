@@ -221,3 +221,15 @@ def test_service_kind_changes_the_verdict_of_a_request_failure(scorer: ModuleTyp
     ran, _ = classify_log(log, stage_kind="task")
     assert {e.kind for e in served} == {"warning"} and "request-failed" in {e.rule for e in served}
     assert "fatal" in {e.kind for e in ran}
+
+
+def test_the_cli_scores_one_batch_between_two_rows(
+    scorer: ModuleType, rows: list[dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--from-row N --to-row M`` scores rows N..M-1 only: one batch among later ones."""
+    start, end = 1154, 1263
+    assert scorer.main(["--split", "tune", "--from-row", str(start), "--to-row", str(end)]) == 0
+    out = capsys.readouterr().out
+    n = sum(1 for r in rows[start:end] if r["split"] == "tune")
+    assert f"**tune split** ({n} excerpts;" in out
+    assert n != sum(1 for r in rows[start:] if r["split"] == "tune")
