@@ -30,7 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import log_verdict
+from eagle3tui.logs import notice_grammar
+from eagle3tui.logs.anatomy import shape
+from tests.conftest import corpus_tune_row, log_verdict
 
 # (text as posted, stage kind, thread, what the thread says)
 HARMLESS: list[tuple[str, str, str, str]] = [
@@ -327,6 +329,15 @@ ACTION: list[tuple[str, str, str, str]] = [
 ]
 
 
+# Measured with ``python -m tests.test_logs_notice_grammar``: before any change for this set
+# (71cb9c5, the judge of the branch's start) and after the grammar cue of this round.
+BEFORE = {"harmless": 11, "misread": 3}
+AFTER = {"harmless": 19, "misread": 3}
+# The harmless notices the grammar cue recognises (rule ``decision-notice``): each one was
+# judged warning or info before it. Indexes into HARMLESS.
+BY_GRAMMAR = [4, 5, 6, 9, 10, 12, 20, 25]
+
+
 def _ids(cases: list[tuple[str, str, str, str]]) -> list[str]:
     return ["-".join(c[2].rstrip("/").split("/")[-3::2]) for c in cases]
 
@@ -342,6 +353,121 @@ def test_every_notice_names_its_public_thread() -> None:
     urls = [c[2] for c in HARMLESS + ACTION]
     assert all(u.startswith("https://github.com/") for u in urls)
     assert len(set(urls)) == len(urls)
+
+
+def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
+    # The headline: more harmless notices recognised, no more that mattered called harmless.
+    harmless, misread = score(tmp_path)
+    assert harmless >= AFTER["harmless"] > BEFORE["harmless"], (harmless, misread)
+    assert misread <= AFTER["misread"], (harmless, misread)
+
+
+@pytest.mark.parametrize("i", BY_GRAMMAR, ids=[_ids(HARMLESS)[i] for i in BY_GRAMMAR])
+def test_a_decision_notice_is_harmless_by_its_grammar(tmp_path: Path, i: int) -> None:
+    text, kind, url, _ = HARMLESS[i]
+    assert log_verdict(tmp_path, text, kind) == ("benign", {"decision-notice"}), url
+
+
+# Tune rows of the corpus with the same grammar, labelled benign there, that the judge
+# called warning or info before this round.
+TUNE_DECISIONS = ["vllm-8933-1", "tpu-inference-1021-1", "MONAI-5746-1", "ik_llama.cpp-479-1"]
+
+
+@pytest.mark.parametrize("row_id", TUNE_DECISIONS)
+def test_the_tune_rows_of_the_same_grammar_are_harmless(tmp_path: Path, row_id: str) -> None:
+    row = corpus_tune_row(row_id)
+    assert row["label"] == "benign"
+    top, rules = log_verdict(tmp_path, row["text"], row["kind"])
+    assert top == "benign" and "decision-notice" in rules, (top, rules)
+
+
+# --- counter-tests: real lines with the same grammar that must not read as harmless -----
+
+def test_a_setting_that_exceeds_the_input_and_asks_for_a_change_is_not_harmless(tmp_path: Path) -> None:
+    # "... `max_length` is set to 2048. This can lead to unexpected behavior. You should consider
+    # increasing ...": the answers were cut short (https://github.com/zai-org/ChatGLM-6B/issues/83).
+    text = ACTION[3][0]
+    body = shape(text).body
+    assert notice_grammar._DECISION.search(body) is not None  # the decision grammar is there ...
+    assert not notice_grammar.decided(body, leveled=True)  # ... and the harm vetoes it
+    assert log_verdict(tmp_path, text, "service")[0] != "benign"
+
+
+def test_a_cap_that_limits_the_run_stays_a_warning(tmp_path: Path) -> None:
+    # "Capping cudagraph capture sizes from max 512 to 352 ... This limits the maximum batch size":
+    # labelled warning in the corpus (a capacity limit worth knowing).
+    row = corpus_tune_row("vllm-30515-1")
+    assert row["label"] == "warning"
+    assert log_verdict(tmp_path, row["text"], row["kind"])[0] == "warning"
+
+
+def test_a_setting_that_leaves_a_protection_off_is_not_harmless(tmp_path: Path) -> None:
+    # llama.cpp's "CORS is set to allow all origins ('*') and no API key is set" (a security risk).
+    row = corpus_tune_row("llama.cpp-27374-1")
+    line = row["text"].splitlines()[1]
+    assert "CORS is set to" in line
+    assert log_verdict(tmp_path, line, row["kind"])[0] != "benign"
+
+
+def test_a_default_that_truncates_is_not_called_harmless(tmp_path: Path) -> None:
+    # The thread calls it harmless, but a notice about truncating examples names cut data: the
+    # grammar cannot tell, so it keeps the warning (a miss of this round, counted in AFTER).
+    text, kind, _, _ = HARMLESS[16]
+    assert "Defaulting to" in text
+    assert log_verdict(tmp_path, text, kind)[0] == "warning"
+
+
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        (
+            "WARNING 11-13 07:10:29 [profiling.py:245] The sequence length used for profiling (max_num_batched_tokens / "
+            "max_num_seqs = 745) is too short to hold the multi-modal embeddings in the worst case (796 tokens in total, "
+            "out of which {'image': 693} are reserved for multi-modal embeddings). This may cause certain multi-modal "
+            "inputs to fail during inference, even when the input text is short. To avoid this, you should increase "
+            "`max_model_len`, reduce `max_num_seqs`, and/or reduce `mm_counts`.",
+            "https://github.com/deepseek-ai/DeepSeek-OCR/issues/260",
+        ),
+        (
+            "WARNING 03-11 02:55:27 tokenizer.py:64] Using a slow tokenizer. This might cause a significant slowdown. "
+            "Consider using a fast tokenizer instead.",
+            "https://github.com/xorbitsai/inference/issues/1115",
+        ),
+    ],
+)
+def test_a_warning_that_asks_for_a_change_is_not_a_decision_notice(tmp_path: Path, text: str, url: str) -> None:
+    # "you should increase ...", "Consider using ...": a demand vetoes the grammar cue. (The slow
+    # tokenizer notice is called benign by the older fallback cue, for "Using a slow ...": not this one.)
+    assert not notice_grammar.decided(shape(text).body, leveled=True), url
+    top, rules = log_verdict(tmp_path, text, "service")
+    assert "decision-notice" not in rules, (url, top, rules)
+
+
+def test_a_decision_at_info_level_stays_information(tmp_path: Path) -> None:
+    # The same thread's INFO line of the same engine: information, not a harmless warning
+    # (https://github.com/transformerlab/transformerlab-app/issues/370).
+    text = "INFO 04-16 12:12:41 config.py:820] Chunked prefill is enabled with max_num_batched_tokens=512."
+    assert notice_grammar.decided(shape(text).body, leveled=True)
+    assert log_verdict(tmp_path, text, "service")[0] == "info"
+
+
+def test_a_bare_setting_needs_its_reason(tmp_path: Path) -> None:
+    # "Setting seed to 17" (a trainer's own INFO line, corpus row llm-foundry-1501-2) states a
+    # setting without a reason: printed bare it would be information, not a notice.
+    row = corpus_tune_row("llm-foundry-1501-2")
+    body = shape(next(x for x in row["text"].splitlines() if "Setting seed" in x)).body
+    assert body.endswith("Setting seed to 17")
+    assert notice_grammar.decided(body, leveled=True)
+    assert not notice_grammar.decided(body, leveled=False)
+
+
+def test_a_risk_the_program_acts_to_avoid_does_not_veto(tmp_path: Path) -> None:
+    # tokenizers' "... Disabling parallelism to avoid deadlocks...": the deadlock is what it
+    # avoids (corpus row garak-750-1, benign).
+    row = corpus_tune_row("garak-750-1")
+    line = next(x for x in row["text"].splitlines() if "Disabling parallelism" in x)
+    body = line[line.index("huggingface/tokenizers"):]
+    assert notice_grammar.decided(body, leveled=False)
 
 
 if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/logs.md

@@ -21,7 +21,8 @@ value or a part of itself and carries on --
 
 Such a sentence is only harmless when nothing else in the line reports a shortage,
 lost or cut data, a wrong result, a hang or a retry, or a limit the decision puts
-on the run ("This limits the maximum batch size ..."), or asks the reader outright to
+on the run ("This limits the maximum batch size ..."), or a protection it leaves off
+("CORS is set to allow all origins ('*') and no API key is set"), or asks the reader outright to
 change something. Those words veto it ("`max_length` is set to 2048. This can lead
 to unexpected behavior. You should consider increasing ...", "truncating input
 prompt", "may waste at most 60.00% KV cache memory"), unless the line says it acts
@@ -86,7 +87,9 @@ _RISK = re.compile(
     r"(?:does|do|did) not match|inconsisten\w{0,3}|invalid|hang(?:s|ing)?|hung|deadlock\w{0,2}|stuck|"
     r"timed? ?out|retr(?:y|ies|ying)|giv(?:e|es|ing) up|indexing errors?|correct\s(?:[\w-]{1,20}\s)?results?|"
     # a consequence the program points out: "This limits the maximum batch size ..."
-    r"this\s(?:limits|restricts|reduces|lowers|caps))\b",
+    r"this\s(?:limits|restricts|reduces|lowers|caps)|"
+    # a protection left off: "CORS is set to allow all origins ('*') and no API key is set"
+    r"security|insecure|unauthenticated|allow(?:s|ing)?\sall|no\s(?:api\s)?key)\b",
     re.I,
 )
 # ... unless it says it acts to avoid that, or that there is none of it.
