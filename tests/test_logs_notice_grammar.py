@@ -4,7 +4,8 @@ The catalog rounds gave one pack rule per known notice; on fresh data each harml
 is a different one, so they did not move. This set measures the boundary the way a fresh
 log meets it: WARNING-level (or bare) notices posted in public threads of the LLM/GPU
 stack, each with the thread it came from, labelled from what the thread's people said
-BEFORE any code change for them (committed alone first):
+before any code change for them (the first 48 committed alone first; a batch two of five,
+marked below, labelled before the changed judge was run on them):
 
 * ``HARMLESS``: the thread calls the notice harmless (a maintainer says to ignore it, it is
   a spurious or intended message), or the run it was printed in went on normally and the
@@ -212,6 +213,28 @@ HARMLESS: list[tuple[str, str, str, str]] = [
         "service", "https://github.com/flashinfer-ai/flashinfer/issues/720",
         "the server starts; the thread's failure is an unsupported backend",
     ),
+    # batch two: labelled from their threads after the cue was written, before it was run on them
+    (
+        "3_IQN.py:264: UserWarning: Using a target size (torch.Size([32, 1, 64])) that is different to the input "
+        "size (torch.Size([32, 64, 1])). This will likely lead to incorrect results due to broadcasting. Please "
+        "ensure they have the same size.",
+        "task", "https://github.com/Kchu/DeepRL_PyTorch/issues/1",
+        "the maintainer: not a bug, the broadcast is intended (see DeepProtein#1 for the opposite)",
+    ),
+    (
+        "file /work/user/bicleaner-ai-models/en-fr/vocab/config.json not found",
+        "task", "https://github.com/bitextor/bicleaner-ai/issues/18",
+        "the maintainer: nothing wrong, the vocabulary still loads",
+    ),
+    (
+        "You are resizing the embedding layer without providing a `pad_to_multiple_of` parameter. This means that "
+        "the new embeding dimension will be 49499. This might induce some performance reduction as *Tensor Cores* "
+        "will not be available. For more details  about this, or help on choosing the correct value for resizing, "
+        "refer to this guide: "
+        "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html#requirements-tc",
+        "task", "https://github.com/s9roll7/animatediff-cli-prompt-travel/issues/19",
+        "the reporter ignores it: not actually slower",
+    ),
 ]
 
 ACTION: list[tuple[str, str, str, str]] = [
@@ -326,13 +349,28 @@ ACTION: list[tuple[str, str, str, str]] = [
         "task", "https://github.com/m2lines/Samudra/issues/630",
         "filed as a speed problem to fix (see KAIR#103 for the opposite)",
     ),
+    # batch two: labelled from their threads after the cue was written, before it was run on them
+    (
+        "UserWarning: Using a target size (torch.Size([66])) that is different to the input size "
+        "(torch.Size([66, 3, 1])). This will likely lead to incorrect results due to broadcasting. Please ensure "
+        "they have the same size.",
+        "task", "https://github.com/jiaqingxie/DeepProtein/issues/1", "it led to the error computing the loss",
+    ),
+    (
+        "WARNING:tensorflow:Your input ran out of data; interrupting training. Make sure that your dataset or "
+        "generator can generate at least `steps_per_epoch * epochs` batches (in this case, 2500 batches). You may "
+        "need to use the repeat() function when building your dataset.",
+        "task", "https://github.com/jaspereb/Retinanet-Tutorial/issues/17", "training stops after it",
+    ),
 ]
 
 
-# Measured with ``python -m tests.test_logs_notice_grammar``: before any change for this set
-# (71cb9c5, the judge of the branch's start) and after the grammar cue of this round.
-BEFORE = {"harmless": 11, "misread": 3}
-AFTER = {"harmless": 19, "misread": 3}
+# Measured with ``python -m tests.test_logs_notice_grammar``: on the judge of the branch's start
+# (a23a6c7; the first 48 notices were committed alone in 71cb9c5 and scored there: 11/28 and 3/20)
+# and after the grammar cue of this round. Batch two (3 harmless, 2 that mattered) was labelled
+# after the cue was written and scored on both judges at once: the cue changes none of its verdicts.
+BEFORE = {"harmless": 12, "misread": 3}
+AFTER = {"harmless": 20, "misread": 3}
 # The harmless notices the grammar cue recognises (rule ``decision-notice``): each one was
 # judged warning or info before it. Indexes into HARMLESS.
 BY_GRAMMAR = [4, 5, 6, 9, 10, 12, 20, 25]
