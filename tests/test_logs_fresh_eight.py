@@ -90,9 +90,10 @@ def test_a_capability_off_on_this_platform_is_harmless(tmp_path: Path) -> None:
 
 def test_other_start_up_warnings_of_the_same_engine_stay_warnings(tmp_path: Path) -> None:
     # vllm-project/vllm#8933: a dtype cast, and a context length that may not fit, at the
-    # same level from the same engine: neither turns a capability off.
+    # same level from the same engine: neither turns a capability off. (The cast, labelled
+    # benign, is a decision notice since round notices5: tests/test_logs_notice_grammar.py.)
     cast = corpus_tune_row("vllm-8933-1")["text"].splitlines()[0]
-    assert log_verdict(tmp_path, cast, "service") == ("warning", {"python-warning"})
+    assert log_verdict(tmp_path, cast, "service") == ("benign", {"decision-notice"})
     row = corpus_tune_row("vllm-8933-2")
     assert row["label"] == "warning"
     assert log_verdict(tmp_path, row["text"], row["kind"])[0] == "warning"

@@ -180,11 +180,12 @@ def test_live_an_error_looking_warning_is_held_and_a_plain_one_is_not(tmp_path: 
     _append(log, *REDIS_1836[1:])
     got = mon.poll(now=1.5)
     assert [(e.kind, e.rule, e.line) for e in got] == [("benign", "error-went-on", 1)]
-    # A warning with nothing error-looking in it is reported in the same read.
+    # A warning with nothing error-looking in it is reported in the same read (a cast is a
+    # decision notice since round notices5: harmless, and not held either).
     plain = tmp_path / "plain.log"
     _append(plain, "WARNING 02-22 00:33:00 [config.py:100] Casting torch.bfloat16 to torch.float16.")
     mon = StageLogMonitor(plain, stage_kind="service", started_at=0.0)
-    assert [(e.kind, e.rule) for e in mon.poll(now=1.0)] == [("warning", "python-warning")]
+    assert [(e.kind, e.rule) for e in mon.poll(now=1.0)] == [("benign", "decision-notice")]
 
 
 # -- a component's upper-case level, and what it says it did ---------------

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
+from eagle3tui.logs import notice_grammar
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -384,10 +385,13 @@ _GATES: dict[str, tuple[str, ...]] = {
     "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
               "look up", "lookup", "work out", "find out", "no data", "--query"),
     "hang": ("hanging", "hangs", "hung", "stuck", "deadlocked"),
+    "decided": notice_grammar.GATE_LITERALS,
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG) = (_BIT[n] for n in _GATES)
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_DECIDED) = (
+    _BIT[n] for n in _GATES
+)
 _GATE_LITS: list[str] = []
 _GATE_BITS: list[int] = []
 for _name, _lits in _GATES.items():
@@ -555,6 +559,12 @@ EXPLAIN = {
         "A bookkeeping part failed (the program's own log, a cache file, telemetry, a monitor, a check for a newer "
         "version); the job does not need it and goes on.",
         "None needed for this run; fix it if you rely on that log, cache or monitor.",
+    ),
+    "decision-notice": (
+        "The program reports a decision it took and goes on with it (a value set, cast, capped, defaulted or "
+        "overridden; a feature turned off or on for a stated reason); nothing in the line reports a shortage, "
+        "lost or cut data, a wrong result or a hang, or asks for a change.",
+        "None needed unless that choice is not what you wanted (then set it yourself).",
     ),
     "probe-failed": (
         "A check or lookup found nothing or could not run (a query, an inspection, a version check); the program "
@@ -920,10 +930,29 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             return make("benign", "auxiliary-failed")
         if (errorish or ilvl in ("warning", "error")) and g & G_PROBE and _PROBE.search(body):
             return make("benign", "probe-failed")
+        # A warning that reports a decision the program took and goes on with ("Casting
+        # torch.bfloat16 to torch.float16.", "Default sampling parameters have been
+        # overridden by ..."), with nothing in it that reports harm or demands a change.
+        if (ilvl == "warning" or sh.category) and not errorish and g & G_DECIDED and notice_grammar.decided(
+            body, leveled=True
+        ):
+            return make("benign", "decision-notice")
     # A plain line (no level) that states a substitution: something was not
     # given, is disabled or incompatible, and the program uses something else.
     if exc is None and level is None and g & G_FALLBACK and _SUBSTITUTION.search(body):
         return make("benign", "fallback")
+    # The same decision printed bare, with the reason the program gives for it
+    # ("OMP_NUM_THREADS set to 1 to avoid system overload", "Overlap scheduler is
+    # disabled because of using eagle speculative decoding.").
+    if (
+        exc is None
+        and level is None
+        and not sh.category
+        and not errorish
+        and g & G_DECIDED
+        and notice_grammar.decided(body, leveled=False)
+    ):
+        return make("benign", "decision-notice")
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.

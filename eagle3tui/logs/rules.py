@@ -60,6 +60,8 @@ STRUCTURAL_KEYWORDS = (
     "| POST ", "| GET ", "| PUT ", "| DELETE ", "| PATCH ",
     # a substitution the program announces ("Assuming ...", "Setting `use_cache=False`", "will be set to")
     "Assuming", "Setting `", "will be set to", "Reducing ",
+    # a decision printed bare with its reason ("X set to 1 to avoid ...", "Y is disabled because of ...")
+    "to avoid", "because of", "due to",
     # launchers: MPI aborting the job, a rank that exited on a signal; a part that could not start
     "MPI_ABORT", "MPI_Abort", "exited on signal", "OOMKilled", "failed to start", "failed to launch",
     "failed to initialize", "failed to initialise", "failed to spawn",
