@@ -175,25 +175,6 @@ STACK_FRAMES_SET: list[dict[str, str]] = [
         ),
     },
     {
-        "id": "vllm-18577-b",
-        "url": "https://github.com/vllm-project/vllm/issues/18577",
-        "kind": "service",
-        "label": "fatal",
-        "note": "a second post in the thread, starting in the middle of the engine core's traceback",
-        "text": (
-            'ERROR 06-10 03:43:37 [core.py:500]   File "/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 491, in run_engine_core\n'
-            "ERROR 06-10 03:43:37 [core.py:500]     engine_core = EngineCoreProc(*args, **kwargs)\n"
-            "ERROR 06-10 03:43:37 [core.py:500]                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
-            'ERROR 06-10 03:43:37 [core.py:500]   File "/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 390, in __init__\n'
-            "ERROR 06-10 03:43:37 [core.py:500]     super().__init__(vllm_config, executor_class, log_stats,\n"
-            'ERROR 06-10 03:43:37 [core.py:500]   File "/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 71, in __init__\n'
-            "ERROR 06-10 03:43:37 [core.py:500]     self.model_executor = executor_class(vllm_config)\n"
-            "ERROR 06-10 03:43:37 [core.py:500]                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
-            'ERROR 06-10 03:43:37 [core.py:500]   File "/root/anaconda3/envs/vllm/lib/python3.12/site-packages/vllm/executor/executor_base.py", line 52, in __init__\n'
-            "ERROR 06-10 03:43:37 [core.py:500]     self._init_executor()"
-        ),
-    },
-    {
         "id": "vllm-28910",
         "url": "https://github.com/vllm-project/vllm/issues/28910",
         "kind": "service",
