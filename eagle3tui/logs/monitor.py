@@ -1520,7 +1520,11 @@ class StageLogMonitor:
         tb = _OpenTraceback(
             start=no, worker=worker, first_text=body.strip(), headless=True, last_frame=no, level=sh.level,
             exc_at=self._now,
-            request=self.stage_kind == "service" and is_request_frame(body),
+            # The request path shows in a frame, in the logger's source on the line
+            # ("[serving_chat.py:120]"), or in the line just above (as for a traceback).
+            request=self.stage_kind == "service" and (
+                is_request_frame(body) or is_request_source(rest, sh) or no - self._request_at.get(worker, -99) <= 2
+            ),
         )
         before = self._record_before(worker, no)
         if body.startswith("Stack (most recent call last)"):
@@ -1533,7 +1537,9 @@ class StageLogMonitor:
             what, obj = before
             if what == "pending" and is_jvm_frame(body):
                 self._printed_exception(obj)
-            elif what == "held" and not tb.request:
+            elif what == "held" and not tb.request and self.stage_kind != "service":
+                # (In a service an error record keeps its own rule: a failure there is fatal
+                # only if the server stops serving, which the stack does not say.)
                 self._error_with_stack(obj)
         self._tb[worker] = tb
 
@@ -1609,7 +1615,7 @@ class StageLogMonitor:
         if body.strip():
             tb.last_frame = no
             tb.exc_at = self._now
-        if not tb.request and self.stage_kind == "service" and is_request_frame(body):
+        if not tb.request and self.stage_kind == "service" and (is_request_frame(body) or is_request_source(rest)):
             tb.request = True
         return True
 
