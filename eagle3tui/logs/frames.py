@@ -52,7 +52,7 @@ _HEAD_LINE = re.compile(
     # the Go runtime: "goroutine 1 [running]:", "goroutine 36 [select, 1014 minutes]:"
     r"|goroutine \d{1,9} \[[^\]\n]{1,80}\]:"
     # Rust, glibc, macOS, gdb
-    r"|stack backtrace:|=+ ?Backtrace: ?=+|Thread \d{1,4} Crashed::|\(gdb\) (?:bt|backtrace|where)\b"
+    r"|stack backtrace:|={3,40} ?Backtrace: ?={3,40}|Thread \d{1,4} Crashed::|\(gdb\) (?:bt|backtrace|where)\b"
     # Python logging's stack_info=True: where a record was logged from (a stack, no failure)
     r"|Stack \(most recent call last\):"
 )
