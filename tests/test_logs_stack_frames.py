@@ -257,3 +257,23 @@ def test_lines_with_frame_words_are_not_frames() -> None:
     ]
     for line in not_frames:
         assert not starts_run(_body(line)), line
+
+
+# --- the corpus's tune split: the same structure in rows collected earlier ----------------------
+
+
+# vllm-project/vllm#23724: a worker's frames, each behind "(VllmWorker TP6 pid=1224446) ERROR ...
+# [multiproc_executor.py:596]", the traceback's header above the excerpt (warning before: error-line);
+# axolotl-ai-cloud/axolotl#2630: a trainer's frames with no header and no exception line (info before).
+@pytest.mark.parametrize("row_id", ["vllm-23724-1", "axolotl-2630-1"])
+def test_tune_rows_whose_stack_had_no_header_in_view_are_deaths(tmp_path: Path, row_id: str) -> None:
+    row = corpus_tune_row(row_id)
+    assert row["label"] == "fatal"
+    assert log_verdict(tmp_path, row["text"], row["kind"]) == ("fatal", {"stack-trace"})
+
+
+def test_a_servers_frames_under_a_request_handlers_logger_stay_one_failed_request(tmp_path: Path) -> None:
+    # vllm-project/vllm#16420: "ERROR ... serving_completion.py:110]   File ..." lines in a server.
+    row = corpus_tune_row("vllm-16420-1")
+    assert row["label"] == "warning" and row["kind"] == "service"
+    assert log_verdict(tmp_path, row["text"], row["kind"]) == ("warning", {"request-failed"})
