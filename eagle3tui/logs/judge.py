@@ -341,7 +341,9 @@ _REQUEST_FRAME = re.compile(
     r"|[/\\](?:serving_\w{1,40}|api_server|\w{1,40}_tool_parser|http_server|openai_api_server)\.py"
     r"|\bin (?:run_asgi|handle_request|dispatch_request|create_\w{0,30}completion\w{0,30}|\w{1,40}_stream_generator|"
     r"\w{1,40}_full_generator|extract_tool_calls\w{0,20}|on_request|_handle_errors_and_metrics|handle_http_request|"
-    r"generate_request|v1_\w{1,40}|openai_v1_\w{1,40})\b"
+    r"generate_request|v1_\w{1,40}|openai_v1_\w{1,40}|process_request_thread|handle_one_request|do_(?:GET|POST|PUT|PATCH|DELETE))\b"
+    # Go's HTTP server runs each request's handler in its own goroutine: these frames mean a handler.
+    r"|\bnet/http\.(?:HandlerFunc\.ServeHTTP|\(\*conn\)\.serve)"
 )
 _REQUEST_WORDS = re.compile(
     r"Exception in ASGI application|\bError in (?:preprocessing prompt|\w{1,40} (?:stream )?generator|"
@@ -475,6 +477,21 @@ EXPLAIN = {
     "traceback-in-warning": (
         "A Python warning quotes a traceback in its message: the program caught the exception, warned, and went on.",
         "Read the quoted exception if the part it names misbehaves; nothing stopped.",
+    ),
+    "stack-trace": (
+        "A stack trace (a run of frames, in whatever runtime's shape) with nothing before it that says what "
+        "it is: the crash report of a process that stopped here, unless it went on.",
+        "Read the frames (the innermost names where it stopped) and the lines just above them; fix the cause "
+        "and rerun the stage.",
+    ),
+    "exception-printed": (
+        "The program printed an exception with its stack (the JVM's own report of an uncaught exception "
+        "begins 'Exception in thread'): it caught it and may go on.",
+        "None unless the stage then fails; the exception's first line says what went wrong.",
+    ),
+    "stack-with-error": (
+        "An error record followed by a stack trace: the process stopped here unless it went on.",
+        "Read the error line and the innermost frames below it; fix the cause and rerun the stage.",
     ),
     "process-died": (
         "A process of the job (worker, engine, rank, child) died, was killed or exited with an error; the job cannot go on without it.",

@@ -29,11 +29,12 @@ from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi, tail_lines
+from eagle3tui.logs.frames import continues_run, is_jvm_frame, starts_run
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import (
-    Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line, judge_traceback,
-    next_step,
+    EXPLAIN, Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line,
+    judge_traceback, make, next_step,
 )
 from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
 from eagle3tui.logs.repeats import RepeatFilter
@@ -242,6 +243,12 @@ class _OpenTraceback:
     exc_text: str = ""
     exc_no: int = 0
     exc_at: float = 0.0
+    # A run of frames with no "Traceback (most recent call last):" above it (frames.py):
+    # a cut paste, the header on another stream, a faulthandler or native dump.
+    headless: bool = False
+    last_frame: int = 0  # its last frame-shaped line (blank lines after it are not its end)
+    level: str | None = None  # the level its first line was logged at, if it has a logger header
+    detail: bool = False  # the stack of the record just above it, which was judged already
 
 
 @dataclass
@@ -538,7 +545,9 @@ class StageLogMonitor:
         # Close tracebacks that never got an exception line.
         for key in list(self._tb):
             tb = self._tb.pop(key)
-            if tb.exc_no:
+            if tb.headless:
+                self._close_run(tb)
+            elif tb.exc_no:
                 self._close_traceback(tb, tb.exc_text, tb.exc_no)
             else:
                 self._close_traceback(tb, tb.first_text or "Traceback (most recent call last):",
@@ -1073,6 +1082,11 @@ class StageLogMonitor:
                 self._recovered(no)
             if no <= self._watch_to and (self._held or self._pending):
                 self._next_step(rest, no, seg[: len(seg) - len(rest)])
+            if (idx is not None or self._tb) and worker not in self._tb:
+                body = strip_log_header(rest)
+                if starts_run(body):
+                    self._open_run(worker, no, rest, body)
+                    continue
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
                 if rule is not None and rule.id == "traceback":
@@ -1454,6 +1468,8 @@ class StageLogMonitor:
         if tb.lines > _TB_MAX_LINES:
             del self._tb[worker]
             return False
+        if tb.headless:
+            return self._run_feed(tb, worker, rest, body, no)
         if tb.exc_no:
             # The line after a wrapper's exception line. More frames mean the
             # traceback goes on: Ray prints "RayTaskError(ActorUnavailableError):
@@ -1498,15 +1514,149 @@ class StageLogMonitor:
             tb = self._tb.pop(w)
             self._close_traceback(tb, tb.exc_text, tb.exc_no)
 
+    def _open_run(self, worker: str | None, no: int, rest: str, body: str) -> None:
+        """A frame (or a dump's head) with no traceback open: a run of frames begins."""
+        sh = shape(rest)
+        tb = _OpenTraceback(
+            start=no, worker=worker, first_text=body.strip(), headless=True, last_frame=no, level=sh.level,
+            exc_at=self._now,
+            # The request path shows in a frame, in the logger's source on the line
+            # ("[serving_chat.py:120]"), or in the line just above (as for a traceback).
+            request=self.stage_kind == "service" and (
+                is_request_frame(body) or is_request_source(rest, sh) or no - self._request_at.get(worker, -99) <= 2
+            ),
+        )
+        before = self._record_before(worker, no)
+        if body.startswith("Stack (most recent call last)"):
+            # Python logging's stack_info=True: where a record was logged from, no failure.
+            tb.detail = True
+        elif before is not None:
+            # The stack of the record just above it (a crash banner, "panic:", an exception
+            # line, an error or warning record): that record's verdict stands for both.
+            tb.detail = True
+            what, obj = before
+            if what == "pending" and is_jvm_frame(body):
+                self._printed_exception(obj)
+            elif what == "held" and not tb.request and self.stage_kind != "service":
+                # (In a service an error record keeps its own rule: a failure there is fatal
+                # only if the server stops serving, which the stack does not say.)
+                self._error_with_stack(obj)
+        self._tb[worker] = tb
+
+    def _record_before(self, worker: str | None, no: int) -> tuple[str, object] | None:
+        """The judged record a run of frames starting on line ``no`` belongs to, if any.
+
+        Up to 3 lines above (a crash banner, then Go's "[signal ...]" line and a blank
+        line, then the goroutine's stack), written by the same worker.
+        """
+        for p in self._pending:
+            if p.event.worker == worker and 0 < no - p.event.end_line <= 3:
+                return ("pending", p)
+        for h in self._held:
+            if h.event.worker == worker and 0 < no - h.event.end_line <= 3:
+                return ("held", h)
+        for ev in reversed(self._tail):
+            if ev.worker == worker and 0 < no - ev.end_line <= 3:
+                return ("emitted", ev)
+            break
+        return None
+
+    def _printed_exception(self, p: _Pending) -> None:
+        """An exception line followed by the JVM's ``at`` frames, without "Exception in thread".
+
+        The JVM's default handler reports an uncaught exception as ``Exception in thread
+        "main" X: ...``; a bare ``X: ...`` with its frames was printed by the program
+        (``printStackTrace``, a logger), which caught it. Held like an error line: a
+        failing exit right after it makes it the error that ended the process.
+        """
+        if p.verdict is None or p.verdict.rule != "uncaught-exception" or p.event.text.startswith("Exception in"):
+            return
+        self._pending.remove(p)
+        ev = p.event
+        ev.kind, ev.rule = "warning", "exception-printed"
+        ev.explanation, ev.action = EXPLAIN["exception-printed"]
+        self._held.append(_Held(ev, self._now))
+        self._watch(ev.end_line + _HOLD_LINES)
+
+    def _error_with_stack(self, h: _Held) -> None:
+        """An error line held to see what comes next, and a stack right under it.
+
+        A record that carries a stack dump (a sanitizer's report, ``log.error(..., e)``) is
+        a crash report when it is the last thing the process wrote: pending like a
+        traceback, a warning if the process goes on.
+        """
+        self._held.remove(h)
+        ev = h.event
+        v = make("fatal", "stack-with-error", pending=True)
+        ev.kind, ev.rule = "warning", v.rule
+        ev.explanation, ev.action = v.explanation, v.action
+        self._pending.append(_Pending(ev, None, self._now, verdict=v))
+        self._watch(ev.end_line + _HOLD_LINES)
+
+    def _run_feed(self, tb: _OpenTraceback, worker: str | None, rest: str, body: str, no: int) -> bool:
+        """One more line while a run of frames is open: True if it belongs to the run."""
+        if body.startswith(_CHAIN) or (
+            tb.lines > 1 and not body.startswith((" ", "\t")) and _looks_like_exception(body)
+            and body.split(":", 1)[0].strip().endswith(("Error", "Exception", "Interrupt", "Exit"))
+        ):
+            del self._tb[worker]
+            if body.startswith(_CHAIN):
+                # The cut traceback's chain goes on: its frames were one traceback.
+                self._close_run(tb)
+                return False
+            # Python's exception line: the run was a traceback with its header cut off.
+            tb.headless = False
+            self._close_traceback(tb, body.strip(), no)
+            return True
+        if not continues_run(body):
+            del self._tb[worker]
+            self._close_run(tb)
+            return False
+        if body.strip():
+            tb.last_frame = no
+            tb.exc_at = self._now
+        if not tb.request and self.stage_kind == "service" and (is_request_frame(body) or is_request_source(rest)):
+            tb.request = True
+        return True
+
+    def _close_run(self, tb: _OpenTraceback) -> None:
+        """A run of frames ended: one event, unless it is the stack of a record judged above it."""
+        if tb.detail:
+            return
+        ev = LogEvent(line=tb.start, end_line=max(tb.last_frame, tb.start), kind="warning", rule="stack-trace",
+                      text=tb.first_text[:_MAX_TEXT], worker=tb.worker, explanation="")
+        if tb.request:
+            v = make("warning", "request-failed")
+        elif tb.level in ("warning", "info", "debug"):
+            # Logged with a stack at a level that says the program went on (exc_info=True at WARNING).
+            v = Verdict("warning", "stack-trace", "A stack trace logged at the program's "
+                        f"{tb.level.upper()} level: it reported a caught exception and went on.",
+                        "None unless it repeats or the stage later fails.")
+        else:
+            v = make("fatal", "stack-trace", pending=True)
+        ev.rule, ev.explanation, ev.action = v.rule, v.explanation, v.action
+        if not v.pending:
+            ev.kind = v.kind
+            self._emit(ev)
+            return
+        self._pending.append(_Pending(ev, None, self._now, verdict=v))
+        self._watch(ev.end_line + _HOLD_LINES)
+
     def _end_quiet_tracebacks(self) -> None:
         """A traceback with its exception line read and nothing after it for a while has ended."""
         for w in [w for w, tb in self._tb.items() if tb.exc_no and self._now - tb.exc_at >= _TB_END_S]:
             tb = self._tb.pop(w)
             self._close_traceback(tb, tb.exc_text, tb.exc_no)
+        # A run of frames the process wrote nothing after for a while: it ends there
+        # (what it means is settled as for a traceback: by what comes next, or the exit).
+        for w in [w for w, tb in self._tb.items() if tb.headless and self._now - tb.exc_at >= _TB_END_S]:
+            self._close_run(self._tb.pop(w))
 
     def _close_open(self, tb: _OpenTraceback, no: int) -> None:
         """Close a traceback that line ``no`` interrupts: at its exception line if it had one."""
-        if tb.exc_no:
+        if tb.headless:
+            self._close_run(tb)
+        elif tb.exc_no:
             self._close_traceback(tb, tb.exc_text, tb.exc_no)
         else:
             self._close_traceback(tb, tb.first_text, no - 1)
