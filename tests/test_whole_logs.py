@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 
 # Measured after the changes of the wholelogs round (20 logs, 7 deaths) and held
-# after round two (42 logs, 17 deaths; docs/logs.md, "Round two").
+# after round two (42 logs, 17 deaths; docs/logs.md, "Round two"): manifest rows 1-42.
 FLOORS = {
     "died_one_alert_per_failure": 1.0,  # at most one fatal-log-event critical + one stage-failed
     "died_cause_quoted": 1.0,  # the stage-failed alert's cause spans the line the source names
@@ -36,6 +36,18 @@ FLOORS = {
     "all_ok": 1.0,
 }
 CEILINGS = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
+# Round three (manifest rows 43-63: 21 logs, 11 deaths), held apart so that the first 42 keep
+# their floors: measured after its changes (docs/logs.md, "Round three"). Two deaths still fail:
+# a vLLM traceback interleaved with "Process EngineCore:" (traceback recognition) and a notice
+# read as missing model files ("Failed to load generation config ..."), see the docs.
+ROUND_THREE_FROM = 42
+FLOORS_ROUND_THREE = {
+    "died_one_alert_per_failure": 1.0,
+    "died_cause_quoted": 0.818,  # 9/11
+    "died_message_names_cause": 0.818,  # 9/11
+    "all_ok": 0.905,  # 19/21
+}
+CEILINGS_ROUND_THREE = {"died_with_false_fatals": 2, "calm_false_alarms": 0}
 
 
 def _scorer() -> ModuleType:
@@ -44,7 +56,7 @@ def _scorer() -> ModuleType:
 
 def test_manifest_rows_are_complete_and_name_real_lines() -> None:
     rows = _scorer().load_manifest()
-    assert len(rows) >= 42
+    assert len(rows) >= 63
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     assert {p.stem for p in FIXTURES.glob("*.log")} == set(ids), "every log has a manifest row and back"
@@ -71,12 +83,16 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], dict]:
 
 
 def test_whole_logs_meet_the_measured_floors(scored: tuple[list[dict], dict]) -> None:
-    results, totals = scored
-    bad = [r for r in results if not r["ok"]]
-    for key, floor in FLOORS.items():
-        assert totals[key] is not None and totals[key] >= floor, (key, totals, json.dumps(bad, indent=1))
-    for key, ceiling in CEILINGS.items():
-        assert totals[key] <= ceiling, (key, totals, json.dumps(bad, indent=1))
+    results, _ = scored
+    summarise = _scorer().summarise
+    for part, floors, ceilings in ((results[:ROUND_THREE_FROM], FLOORS, CEILINGS),
+                                   (results[ROUND_THREE_FROM:], FLOORS_ROUND_THREE, CEILINGS_ROUND_THREE)):
+        totals = summarise(part)
+        bad = [r for r in part if not r["ok"]]
+        for key, floor in floors.items():
+            assert totals[key] is not None and totals[key] >= floor, (key, totals, json.dumps(bad, indent=1))
+        for key, ceiling in ceilings.items():
+            assert totals[key] <= ceiling, (key, totals, json.dumps(bad, indent=1))
 
 
 def test_a_startup_death_leads_with_its_root_cause_not_its_echoes(scored: tuple[list[dict], dict]) -> None:
@@ -194,3 +210,109 @@ def test_a_wrapper_exception_with_nothing_after_it_ends_its_traceback_soon(tmp_p
     later = mon.poll(now=102.0)
     tb = [e for e in later if e.line == 953]
     assert [(e.end_line, e.kind) for e in tb] == [(969, "fatal")], later
+
+
+# -- round three (session eight): what the third 21 logs showed ------------------------
+
+
+def test_round_three_failures_lead_with_their_cause(scored: tuple[list[dict], dict]) -> None:
+    """The third batch's deaths, replayed: an offline vLLM script whose engine dies (its bar drawn
+    once more at 0/1 under the traceback), a verl run whose every wrapper only announces the
+    import error inside it, and a docker build step whose Python assertion carries BuildKit's prefix."""
+    results, _ = scored
+    by_id = {r["id"]: r for r in results}
+    fi = by_id["hijinks-vllm-offline-flashinfer-enginedead"]
+    assert fi["message"].startswith("failed: RuntimeError: Error in function 'BatchPrefillWithPagedKVCacheDispatched'"), fi
+    assert not fi["false_fatal_lines"], fi
+    # The bar drawn at 0/1 after the error is no progress: the failure pages once.
+    assert fi["critical_kinds"] == ["fatal-log-event", "stage-failed"], fi
+    rl = by_id["logic-rl-verl-grpo-register-center-assertion"]
+    assert rl["message"].startswith("failed: ImportError: /home/tri/miniconda3/envs/logic/lib/python3.9/site-packages/"
+                                    "flash_attn_2_cuda"), rl
+    dk = by_id["hijinks-docker-build-assertion"]
+    assert dk["message"].startswith("failed: AssertionError: patched FlashInfer stride/deswizzle source markers"), dk
+    for calm in ("eval-dataset-vllm-judge-server", "memory-rlhf-vllm-qwen25-server", "structrag-vllm-tp4-server",
+                 "autoscientists-vllm-server", "dgx-spark-vllm-gemma4-int4-serve", "eagle3-layers-gen-data-qwen3-completed",
+                 "linskybing-deepspeed-qr-condaerror-completed"):
+        assert by_id[calm]["criticals"] == 0 and not by_id[calm]["false_alarm"], by_id[calm]
+
+
+def test_a_chain_whose_parts_only_announce_what_follows_is_explained_by_the_exception_inside(
+        tmp_path: Path) -> None:
+    """Ray's "The actor ... failed to import on the worker ...:" and transformers' "Failed to import
+    ... because of the following error (look up to see its traceback):" each only announce the
+    error after them; the chain's first exception, inside the span, says what went wrong: flash_attn's
+    ImportError (github.com/zhiyuanhubj/logic-rl-formula, grpo.log, line 164)."""
+    cause = _failed_watch(tmp_path, "logic-rl-verl-grpo-register-center-assertion", "task").cause()
+    assert cause is not None and cause["line"] <= 164 <= cause["end_line"], cause
+    assert cause["text"].startswith("ImportError: /home/tri/miniconda3/envs/logic/lib/python3.9/site-packages/"
+                                    "flash_attn_2_cuda"), cause
+
+
+def test_a_part_that_says_what_went_wrong_still_leads_the_failure(tmp_path: Path) -> None:
+    """Counter-case: when a part of the error has a message of its own, it leads and the span is
+    not searched: the SGLang scheduler's "RuntimeError: Not enough memory. ..." (line 152,
+    github.com/jethac/dgx-spark-hijinks), and the SIGTERM line of a vLLM server stopped while it
+    waited for GPUs, whose span holds no exception (github.com/ThomasVuNguyen/agent-distillation)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    sg = _failed_watch(tmp_path / "a", "hijinks-sglang-gemma4-26b-not-enough-memory", "service").cause()
+    assert sg is not None and sg["text"].startswith("RuntimeError: Not enough memory."), sg
+    st = _failed_watch(tmp_path / "b", "agent-distillation-vllm-ray-placement-sigterm", "service").cause()
+    assert st is not None and st["line"] == 19 and "SIGTERM received" in st["text"], st
+
+
+def test_a_bar_drawn_again_at_zero_under_a_traceback_is_not_the_process_going_on(tmp_path: Path) -> None:
+    """An offline vLLM script: the engine core logs its traceback (59-146), the script's own
+    traceback follows, then tqdm draws "Processed prompts: 0% 0/1" once more as the exception
+    unwinds through it (github.com/jethac/dgx-spark-hijinks, bf16_flashinfer.log). That bar did
+    no work: the engine's RuntimeError is the failure, not a traceback the process went on after."""
+    cause = _failed_watch(tmp_path, "hijinks-vllm-offline-flashinfer-enginedead", "task").cause()
+    assert cause is not None and cause["line"] <= 146 <= cause["end_line"], cause
+    assert cause["text"].startswith("RuntimeError: Error in function 'BatchPrefillWithPagedKVCacheDispatched'"), cause
+
+
+def test_a_bar_that_advances_after_a_traceback_still_shows_the_process_went_on(tmp_path: Path) -> None:
+    """Counter-case: a real program prints a caught exception's traceback, then a tqdm bar that
+    counts to 3: it went on, so the traceback is handled even though the process later exits 1."""
+    import subprocess
+    import sys
+
+    prog = ("import traceback, tqdm\n"
+            "try:\n    {}['missing_key']\nexcept KeyError:\n    traceback.print_exc()\n"
+            "for _ in tqdm.tqdm(range(3), desc='steps', ascii=True, mininterval=0):\n    pass\n")
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, check=True)
+    log = tmp_path / "went_on.log"
+    log.write_text(out.stderr, encoding="utf-8")
+    assert "steps: 100%" in out.stderr and "KeyError: 'missing_key'" in out.stderr, out.stderr
+    mon = StageLogMonitor(log, stage_kind="task", started_at=0.0)
+    events = mon.poll(now=100.0)
+    events += mon.finish(exit_code=1, now=101.0)
+    tb = [e for e in events if e.text.startswith("KeyError")]
+    assert [(e.kind, e.rule) for e in tb] == [("warning", "traceback-handled")], events
+
+
+def test_a_traceback_inside_a_buildkit_step_is_one_event(tmp_path: Path) -> None:
+    """docker build --progress=plain prefixes a step's output with its number and seconds ("#9
+    1.863 "): peeled like any launcher tag, the step's traceback runs from its header to
+    "AssertionError: patched FlashInfer ... were not found" (179-181, github.com/jethac/dgx-spark-hijinks)
+    instead of a header alone and an assertion read as an optional part missing. (``classify`` of a
+    file cannot see the exit, so the event's kind is left to the replay's test above.)"""
+    from conftest import classified_events
+
+    text = (FIXTURES / "hijinks-docker-build-assertion.log").read_text(encoding="utf-8")
+    events = classified_events(tmp_path, text.rstrip("\n"))
+    tb = [e for e in events if e.line == 179]
+    assert [(e.end_line, e.text[:40]) for e in tb] == [(181, "AssertionError: patched FlashInfer strid")], events
+
+
+def test_buildkit_lines_without_a_step_clock_keep_their_text() -> None:
+    """Counter-case, the same build's own lines: a step's title, its end and BuildKit's error report
+    carry no seconds and are not peeled; BuildKit's summary quotes the output with the seconds alone."""
+    from eagle3tui.logs.workers import split_worker
+
+    lines = (FIXTURES / "hijinks-docker-build-assertion.log").read_text(encoding="utf-8").splitlines()
+    for no in (176, 178, 185, 188):  # "#8 DONE 2.0s", "#9 [6/6] RUN ...", "#9 ERROR: ...", "1.863 Traceback ..."
+        assert split_worker(lines[no - 1]) == (None, lines[no - 1]), lines[no - 1]
+    assert split_worker(lines[180]) == (None, "AssertionError: patched FlashInfer stride/deswizzle source markers "
+                                              "were not found"), lines[180]

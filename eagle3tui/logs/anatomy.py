@@ -67,6 +67,9 @@ _OUTER = [
     # "[VllmSidecar kooEr8Ccal1cqylW5f5cz]: 2024-11-13T03:15:08.672Z 1 stdout: ..."
     # (an id of six or more characters: "[Rank 3]:" is a worker, read by peel_workers)
     re.compile(rf"\[(?!(?:{_LV_WORDS})\])[A-Za-z][\w.-]{{0,40}}\s[\w.-]{{6,64}}\]:\s"),
+    # BuildKit's plain progress (docker build --progress=plain): a step's output
+    # lines carry the step number and the seconds since it started, "#9 1.863 "
+    re.compile(r"#\d{1,4}\s\d{1,6}\.\d{3}\s"),
     # Node's process tag before its warnings: "(node:8484) UnhandledPromiseRejectionWarning: ..."
     re.compile(r"\(node:\d{1,10}\)\s"),
     # an application tag in brackets before a timestamp: "[titan] 2025-03-12 11:10:21,603 - root - ..."

@@ -393,6 +393,7 @@ class StageLogMonitor:
         self.exit_known = exit_known
         self.progress: ProgressUpdate | None = None
         self.progress_line: int | None = None
+        self.worked_line = 0  # the last progress line whose counter was not at zero (work done)
         # A server's live figures, from its last throughput/metrics lines:
         # throughput_tok_s, prompt_throughput_tok_s, running_reqs,
         # queued_reqs, kv_usage (0..1); each key kept until a newer value.
@@ -1377,8 +1378,13 @@ class StageLogMonitor:
                     # An idle server saying so (no request running or waiting) is
                     # healthy, not hung: its unchanging stats are news.
                     self._moved = True
-        for p in self._pending:
-            p.progress_after = True
+        if upd.n != 0:
+            # A counter still at zero did no work since: tqdm draws its bar once
+            # more when an exception unwinds through it ("Processed prompts: 0%
+            # 0/1" under the traceback), which is no sign the process went on.
+            self.worked_line = no
+            for p in self._pending:
+                p.progress_after = True
         if self._held:
             keep = [h for h in self._held if h.event.line >= no]
             for h in self._held:

@@ -25,7 +25,7 @@ def split_worker(text: str) -> tuple[str | None, str]:
     if not text:
         return None, text
     c = text[0]
-    if c not in "([ ^" and not c.isalnum():
+    if c not in "([ ^#" and not c.isalnum():
         return None, text
     rest = peel(text)
     names, rest = peel_workers(rest)

@@ -268,8 +268,10 @@ class StageWatch:
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
         out = self._to_alerts(events)
-        if self.fatal is not None and (self.monitor.progress_line or 0) > int(self.fatal.get("line") or 0):
-            self.fatal = None  # it made progress after the error: not failing (any more)
+        if self.fatal is not None and self.monitor.worked_line > int(self.fatal.get("line") or 0):
+            # It made progress after the error (a bar drawn again at zero is none):
+            # not failing (any more).
+            self.fatal = None
             self._fatals.clear()  # nor do those errors explain a later failure
             self._paged = None
         stall_events = self.monitor.check(now, self.gpu_witness)
@@ -596,9 +598,31 @@ class StageWatch:
         # raised in subprocess:") hands over to the next part; in a chain
         # ("The above exception was the direct cause ...") the first one is
         # the cause and the later ones wrap it.
-        telling = next((p for p in parts if _says_what_went_wrong(str(p.get("text") or ""))), parts[-1])
-        cause["text"] = str(telling.get("text") or "")[-500:]
+        telling = next((p for p in parts if _says_what_went_wrong(str(p.get("text") or ""))), None)
+        if telling is not None:
+            cause["text"] = str(telling.get("text") or "")[-500:]
+        else:
+            # Every part only announces what follows ("... failed to import on the
+            # worker ...:", "Failed to import X because of the following error (look
+            # up to see its traceback):"): an event's text is its last exception, so
+            # the chain's first one, the one that says what went wrong, lies inside
+            # the span. Read it from the log.
+            inner = self._exception_within(int(cause.get("line") or 0), end)
+            cause["text"] = inner if inner is not None else str(parts[-1].get("text") or "")[-500:]
         return cause
+
+    def _exception_within(self, first: int, last: int) -> str | None:
+        """The first exception line of log lines ``first``..``last`` with a message of its own, from it on."""
+        if not first or last < first:
+            return None
+        lines = log_tail_lines(self.monitor.path, self.monitor.line_no, first)
+        for no in range(first, last + 1):
+            text = lines.get(no, "")
+            if text and _says_what_went_wrong(text):
+                m = _EXCEPTION_AT_END.search(text[-2000:])
+                if m is not None:
+                    return m.group(0)[:500]
+        return None
 
     def rule_ids(self) -> list[str]:
         return sorted(self.rules_seen)
