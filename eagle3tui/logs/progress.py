@@ -190,7 +190,8 @@ PROGRESS_SHAPE = re.compile(
     rb"|[kKMGT]i?B {0,8}/ {0,8}\d[\d.]{0,12} ?[kKMGT]i?B"
     # a row of a results table: three figure cells in a row, each after a run of blanks or a rule
     # ("Gets  0.00  0.00  0.00", "| 0.4003|±  |0.0135|"); _result_row decides
-    rb"|(?<![ \t])(?:(?:[ \t]{2,}|[ \t]{0,8}\|[ \t]{0,8})(?:[-+]?\d[\d,]{0,14}(?:\.\d{1,12})?%?(?: ?\([\d.]{1,12}\))?|-{1,3})){3}"
+    rb"|(?<![ \t])(?:(?:[ \t]{2,}|[ \t]{0,8}\|[ \t]{0,8})"
+    rb"(?:[-+]?\d[\d,]{0,14}(?:\.\d{1,12})?%?(?: ?\([\d.]{1,12}\))?|-{1,3})){3}"
 )
 # Literals of result reports that no progress marker holds: a figure's unit of time in
 # parentheses ("Mean TTFT (ms):", "Benchmark duration (s):"), a statistic of a named figure
@@ -554,8 +555,9 @@ def split_glued(segs: list[str]) -> list[str]:
 # A name whose shape says it was measured: a rate per unit time ("global_step/sec",
 # "Request throughput (req/s)"), a ranked evaluation at a cutoff ("Acc@1", "pass@1", "mAP@0.5"),
 # a time or share with its unit in parentheses, apart from the name ("Mean TTFT (ms)", "Benchmark
-# duration (s)", "Time taken for tests (s)"; "NUMA node(s)", "Socket(s)" are plurals), or a statistic of something named ("Mean TTFT", "TTST p50",
-# "[Latency] P50", "P99 Time To First Token"). The statistic needs its name beside it: a bare
+# duration (s)", "Time taken for tests (s)"; "NUMA node(s)", "Socket(s)" are plurals), or a
+# statistic of something named ("Mean TTFT", "TTST p50", "P99 Time To First Token"). The
+# statistic needs its name beside it: a bare
 # "Avg :" or "Max :" is a field of a device report (nvidia-smi -q's power samples), and min/max
 # name limits in settings ("Max Runtime Batch Size") as often as results.
 _MEASURED_NAME = re.compile(
@@ -820,11 +822,8 @@ def _result_row(s: str) -> ProgressUpdate | None:
                 name = cell  # the name's second column ("test_fig (NOW)", after a container's prefix)
     if not figures:
         return None
-    if len(figures) >= 3 and others <= len(figures) // 3 and any("." in f for f in figures):
-        pass
-    elif others == 0 and _metric_key(name) == "metric":
-        pass
-    else:
+    many = len(figures) >= 3 and others <= len(figures) // 3 and any("." in f for f in figures)
+    if not many and (others or _metric_key(name) != "metric"):
         return None
     first, _ = _num(figures[0].replace(",", ""))
     return ProgressUpdate(desc="result", metrics={name.strip()[-64:]: first if first is not None else 0.0},
