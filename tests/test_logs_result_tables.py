@@ -752,3 +752,104 @@ def test_result_shapes_stay_linear(hostile: str) -> None:
     parse_progress(hostile)
     PROGRESS_SHAPE.search(hostile.encode())
     assert time.perf_counter() - t < 0.5
+
+
+# A later set, collected after the changes above and scored once on them, never tuned on
+# (6 reports, 8 look-alikes from 14 more threads).
+LATE_RESULTS: list[tuple[str, str, str]] = [
+    ('https://github.com/tenstorrent/tt-inference-server/pull/1708', """| ISL | OSL | Concur |  N  | TTFT Avg (ms) | TTFT P50 (ms) | TTFT P99 (ms) | TPOT Avg (ms) | TPOT P50 (ms) | TPOT P99 (ms) | E2EL Avg (ms) | E2EL P50 (ms) | E2EL P99 (ms) | Tok/s  | Req/s  |
+|-----|-----|--------|-----|---------------|---------------|---------------|---------------|---------------|---------------|---------------|---------------|---------------|--------|--------|
+| 128 | 128 |      1 |   8 |         650.5 |         645.4 |         662.0 |          30.5 |          30.8 |          32.2 |        4410.1 |        5062.7 |        5214.7 |  24.69 | 0.1964 |
+| 128 | 128 |      1 |   8 |         655.0 |         651.1 |         666.0 |          31.0 |          30.8 |          33.7 |        4728.4 |        5042.8 |        5140.0 |  26.24 | 0.1970 |""", 'task'),
+    ('https://github.com/AISBench/benchmark/issues/218', """[2026-03-26 10:19:48,085] [ais_bench] [INFO] Performance Results of task [vllm-api-stream-chat/synthetic]:
+╒══════════════════════════╤═════════╤═════════════════╤═══════════════╤═════════════════╤═════════════════╤═════════════════╤════════════════╤═════════════════╤═════╕
+│ Performance Parameters   │ Stage   │ Average         │ Min           │ Max             │ Median          │ P75             │ P90            │ P99             │  N  │
+╞══════════════════════════╪═════════╪═════════════════╪═══════════════╪═════════════════╪═════════════════╪═════════════════╪════════════════╪═════════════════╪═════╡
+│ E2EL                     │ total   │ 81778.9 ms      │ 49766.7 ms    │ 88372.6 ms      │ 87045.2 ms      │ 87225.2 ms      │ 87424.3 ms     │ 88277.8 ms      │ 10  │""", 'task'),
+    ('https://github.com/EleutherAI/lm-evaluation-harness/issues/2640', """|                 Tasks                 |Version|Filter|n-shot|Metric|   |Value |   |Stderr|
+|---------------------------------------|------:|------|-----:|------|---|-----:|---|-----:|
+|mmlu                                   |      2|none  |      |acc   |↑  |0.7421|±  |0.0035|
+| - humanities                          |      2|none  |      |acc   |↑  |0.6801|±  |0.0065|
+|  - formal_logic                       |      1|none  |     5|acc   |↑  |0.5635|±  |0.0444|""", 'task'),
+    ('https://github.com/EleutherAI/lm-evaluation-harness/pull/922', """hf (pretrained=EleutherAI/pythia-2.8b), limit: None, num_fewshot: None, batch_size: 1
+|                  Tasks                   |Version|Filter|Metric |  Value   |   |Stderr|
+|------------------------------------------|-------|------|-------|---------:|---|-----:|
+|boolq                                     |Yaml   |none  |acc    |    0.6465|±  |0.0084|
+|                                          |       |      |samples| 3270.0000|   |      |""", 'task'),
+    ('https://github.com/EleutherAI/lm-evaluation-harness/issues/1352', """|      Groups      |Version|Filter|n-shot|Metric|Value |   |Stderr|
+|------------------|-------|------|-----:|------|-----:|---|-----:|
+|mmlu              |N/A    |none  |     0|acc   |0.3161|±  |0.0562|
+| - humanities     |N/A    |none  |     5|acc   |0.2931|±  |0.0444|
+| - other          |N/A    |none  |     5|acc   |0.3502|±  |0.0669|""", 'task'),
+    ('https://github.com/AI-Hypercomputer/inference-benchmark/pull/4', """====Result for Model: deepseek-ai/DeepSeek-R1====
+Errors: {'ClientConnectorError': 0, 'TimeoutError': 0, 'ContentTypeError': 0, 'ClientOSError': 0, 'ServerDisconnectedError': 0, 'unknown_error': 0}
+Total time: 115.56 s
+Successful/total requests: 120/120
+Requests/min: 62.30
+Output_tokens/min: 13539.97
+Input_tokens/min: 5607.26
+Tokens/min: 19147.23
+Average Time to First Token (s): 0.51
+Average Inter-Token Latency (s): 0.08""", 'task'),
+]
+
+LATE_LOOK_ALIKES: list[tuple[str, str, str]] = [
+    ('https://github.com/huggingface/inference-benchmarker/issues/29', """┌─────────────────┬────────────────────────────────────────────────────────────────┐
+│ Parameter       │ Value                                                          │
+├─────────────────┼────────────────────────────────────────────────────────────────┤
+│ Max VUs         │ 128                                                            │
+│ Duration        │ 60                                                             │
+│ Warmup Duration │ 30                                                             │
+│ Benchmark Kind  │ Sweep                                                          │
+│ Rates           │ N/A                                                            │
+│ Num Rates       │ 1                                                              │""", 'task'),
+    ('https://github.com/pytorch/pytorch/pull/38884', """|===========================================================================|
+|                  PyTorch CUDA memory summary, device ID 0                 |
+|---------------------------------------------------------------------------|
+|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |
+|===========================================================================|
+|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |
+|---------------------------------------------------------------------------|
+| Allocated memory      |    1024 B  |  133632 B  |  273920 B  |  272896 B  |
+|       from large pool |       0 B  |       0 B  |       0 B  |       0 B  |""", 'task'),
+    ('https://github.com/pytorch/pytorch/pull/91854', """|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |
+|---------------------------------------------------------------------------|
+| Allocated memory      |   1024 KiB |   1024 KiB |   1024 KiB |      0 B   |
+|       from large pool |      0 KiB |      0 KiB |      0 KiB |      0 B   |
+|       from small pool |   1024 KiB |   1024 KiB |   1024 KiB |      0 B   |""", 'task'),
+    ('https://github.com/pytorch/pytorch/issues/35901', """|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |
+|---------------------------------------------------------------------------|
+| Allocated memory      |    1062 MB |    4877 MB |   89299 MB |   88237 MB |
+|       from large pool |    1048 MB |    4865 MB |   89263 MB |   88215 MB |
+|       from small pool |      14 MB |      14 MB |      35 MB |      21 MB |""", 'task'),
+    ('https://github.com/JuliaSIMD/VectorizationBase.jl/issues/37', """Architecture:          x86_64
+CPU op-mode(s):        32-bit, 64-bit
+Byte Order:            Little Endian
+CPU(s):                24
+On-line CPU(s) list:   0-23
+Thread(s) per core:    1
+Core(s) per socket:    12
+Socket(s):             2
+NUMA node(s):          2
+CPU MHz:               3299.987
+CPU max MHz:           3700.0000
+CPU min MHz:           1000.0000
+BogoMIPS:              5200.00""", 'task'),
+    ('https://github.com/Stephenzhou718/test/issues/19', """CPU(s):              88
+On-line CPU(s) list: 0-87
+Thread(s) per core:  2
+Core(s) per socket:  22
+Socket(s):           2
+NUMA node(s):        2
+CPU MHz:             2165.618
+CPU max MHz:         3700.0000
+CPU min MHz:         1200.0000
+BogoMIPS:            4400.23""", 'task'),
+    ('https://github.com/vllm-project/vllm/pull/23867', """INFO 08-28 22:41:28 [__init__.py:241] Automatically detected platform cuda.""", 'task'),
+    ('https://github.com/Stonesjtu/pytorch_memlab/issues/47', """active_bytes reserved_bytes line code
+         all            all
+        peak           peak
+       5.71G         10.80G   50     @profile
+                              51     def forward(self, x):
+       3.86G          8.77G   52         out = self.features(x)""", 'task'),
+]
