@@ -190,8 +190,8 @@ PROGRESS_SHAPE = re.compile(
     rb"|[kKMGT]i?B {0,8}/ {0,8}\d[\d.]{0,12} ?[kKMGT]i?B"
     # a row of a results table: three figure cells in a row, each after a run of blanks or a rule
     # ("Gets  0.00  0.00  0.00", "| 0.4003|±  |0.0135|"); _result_row decides
-    rb"|(?<![ \t])(?:(?:[ \t]{2,}|[ \t]{0,8}\|[ \t]{0,8})"
-    rb"(?:[-+]?\d[\d,]{0,14}(?:\.\d{1,12})?%?(?: ?\([\d.]{1,12}\))?|-{1,3})){3}"
+    rb"|(?<![ \t])(?:(?:[ \t]{2,}|[ \t]{0,8}(?:\||\xe2\x94\x82)[ \t]{0,8})"
+    rb"(?:[-+]?\d[\d,]{0,14}(?:\.\d{1,12})?(?:%| ?[mun]?s\b)?(?: ?\([\d.]{1,12}\))?|-{1,3})){3}"
 )
 # Literals of result reports that no progress marker holds: a figure's unit of time in
 # parentheses ("Mean TTFT (ms):", "Benchmark duration (s):"), a statistic of a named figure
@@ -780,11 +780,12 @@ def _table_row(s: str) -> ProgressUpdate | None:
 # Measured results by their layout: the report an evaluation or benchmark prints at its end or per
 # epoch. A table cell is what stands between two runs of blanks or between rules (|, │, ┃); a cell
 # of a measured figure is a plain number (thousands grouped with ",", a "%" or an "x" of speed-up
-# after it, its ratio to the best run in parentheses: "2.0069 (1.0)"). A size with its unit
-# ("7.9G", "41.16 MiB") is no such cell: tables of sizes are gauges (df, docker stats, nvidia-smi).
+# after it, a unit of time: "81778.9 ms", its ratio to the best run in parentheses: "2.0069 (1.0)").
+# A size with its unit ("7.9G", "41.16 MiB") is no such cell: tables of sizes are gauges (df,
+# docker stats, nvidia-smi, torch's memory summary).
 _CELL_SPLIT = re.compile(r"(?<![ \t])[ \t]{0,200}[|│┃][ \t]{0,200}|(?<![ \t])[ \t]{2,}")
 _FIGURE_CELL = re.compile(
-    r"(?<![\d,.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,12})?(?:[eE][-+]?\d{1,3})?[%x]?"
+    r"(?<![\d,.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,12})?(?:[eE][-+]?\d{1,3})?(?:[%x]| ?[mµun]?s)?"
     r"(?: ?\((?:[<>]?\d{1,9}(?:\.\d{1,6})?|inf)\))?"
 )
 # Cells that say "no figure here" in a row of figures.
@@ -803,13 +804,23 @@ def _result_row(s: str) -> ProgressUpdate | None:
     figures: at least three of them, one with a fraction, and few other cells
     (at most one in three; "0;0" outlier counts, a name's second column). One
     or two figures do if the name says it was measured (``| Time to First
-    Token (ms) | 24.44 | 25.59 |``) and nothing else follows. A row of sizes,
-    of integers only, or led by a number (a process id, a tensor's values) is
-    no result.
+    Token (ms) | 24.44 | 25.59 |``) and nothing else follows. A row drawn
+    between rules may lead with its settings instead of a name (``| 128 | 128
+    |  1 |  8 |  650.5 | ...``) if every cell is a figure. A row of sizes, of
+    integers only, or led by a number outside rules (a process id, a tensor's
+    values, a count of lint errors) is no result.
     """
     cells = [c for c in _CELL_SPLIT.split(s.strip()) if c]
-    if len(cells) < 2 or len(cells) > 40 or not cells[0][:1].isalpha():
+    if len(cells) < 2 or len(cells) > 40:
         return None
+    if not cells[0][:1].isalpha():
+        ruled = s.lstrip()[:1] in "|│"
+        if not ruled or len(cells) < 3 or not all(_FIGURE_CELL.fullmatch(c) for c in cells):
+            return None
+        if not any("." in c for c in cells):
+            return None
+        first, _ = _num(cells[-1].replace(",", ""))
+        return ProgressUpdate(desc="result", metrics={"value": first if first is not None else 0.0}, source="metrics")
     name = cells[0]
     figures: list[str] = []
     others = 0
