@@ -889,3 +889,21 @@ def test_round_two_shapes() -> None:
             assert _result_row(line) is None, (u, line)
     lint = _lines("https://github.com/rasterio/rasterio/pull/3457")[1]  # " 40\tF841\t[-] unused-variable"
     assert _result_row(lint) is None
+
+
+# Detector configs printed at start-up: a threshold is a setting, though "score" names a metric
+# (the "score" marker made these lines candidates; the key's shape keeps them out).
+THRESHOLD_SETTINGS: list[tuple[str, str]] = [
+    ('https://github.com/open-mmlab/mmdetection/issues/4888', '        score_thr=0.05,'),
+    ('https://github.com/open-mmlab/mmdetection/issues/4888', "            nms=dict(type='nms', iou_threshold=0.5),"),
+    ('https://github.com/open-mmlab/mmdetection/issues/655',
+     "        score_thr=0.3, nms=dict(type='soft_nms', iou_thr=0.7), max_per_img=100),"),
+    ('https://github.com/open-mmlab/mmdetection/issues/10778', '          score_thr=0.02,'),
+]
+
+
+@pytest.mark.parametrize(("url", "line"), THRESHOLD_SETTINGS)
+def test_a_threshold_is_a_setting(tmp_path: Path, url: str, line: str) -> None:
+    verdict, rules = log_verdict(tmp_path, line)
+    assert verdict != "progress", (url, line, rules)
+    assert _metric_key("score_thr") is None and _metric_key("Overall Score") == "metric"

@@ -571,6 +571,8 @@ _GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq"
                "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
 
 
+# A key naming a threshold: "score_thr", "iou_thr", "mask_thr_binary", "score_threshold", "SCORE_THRESH_TEST".
+_THRESHOLD_KEY = re.compile(r"(?:^|[_ .])thr(?:esh(?:old)?)?(?:$|[_ .])")
 # A source file's name, as glog/absl/c10d/vLLM headers give it before ":line".
 _SOURCE_FILE = re.compile(r"(?:^|[\s\[(])[\w/-]{1,80}\.(?:cc|cpp|cxx|c|h|hpp|cu|cuh|py|go|rs|java|js|ts)$")
 
@@ -586,6 +588,10 @@ def _metric_key(key: str) -> str | None:
         return None
     if k in _GAUGE_KEYS:
         return "metric"
+    if _THRESHOLD_KEY.search(k):
+        # A threshold is a setting a figure is held to ("score_thr=0.05", "iou_threshold"), as
+        # printed in a detector's config dump, not a figure.
+        return None
     last = k.rsplit(" ", 1)[-1]
     if k in _COUNTER_KEYS or last in ("step", "iteration", "epoch", "iter"):
         return "counter"
