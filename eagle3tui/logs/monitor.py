@@ -36,7 +36,14 @@ from eagle3tui.logs.judge import (
     EXPLAIN, Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line,
     judge_traceback, make, next_step,
 )
-from eagle3tui.logs.progress import PROGRESS_SHAPE, ProgressUpdate, parse_progress, serving_figures, split_glued
+from eagle3tui.logs.progress import (
+    PROGRESS_SHAPE,
+    RESULT_MARKERS,
+    ProgressUpdate,
+    parse_progress,
+    serving_figures,
+    split_glued,
+)
 from eagle3tui.logs.repeats import RepeatFilter
 from eagle3tui.logs.speaker import named_pids, part_ending, speaker
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
@@ -132,6 +139,7 @@ _PROGRESS_MARKERS = [
     b"%\n",
     b"%\r",
     b"% done",
+    *RESULT_MARKERS,  # a report's measured figures (progress.RESULT_MARKERS)
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template

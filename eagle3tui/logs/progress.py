@@ -54,7 +54,7 @@ _METRIC_HINTS = ("loss", "acc", "lr", "grad", "ppl", "perplex", "reward", "step"
 _METRIC_WORDS = ("loss", "learning rate", "learning_rate", "grad_norm", "grad norm", "gnorm", "ppl",
                  "perplexity", "reward", "throughput", "persec", "per_sec", "per second", "per_second",
                  "samples/s", "tokens/s", "token/s", "tflop", "f1", "bleu", "rouge", "precision", "recall",
-                 "auc", "metric", "score", "mfu", "progress")
+                 "auc", "metric", "score", "mfu", "progress", "exact_match")
 _METRIC_EXACT = ("lr", "wps", "ups", "tau", "tg", "acc", "mae", "mse", "rmse", "em")
 # Counter keys: "step", "iteration", "epoch", "global_step", "num_updates", "batch".
 _COUNTER_KEYS = ("step", "iter", "iteration", "epoch", "global_step", "num_updates", "batch", "consumed samples",
@@ -188,7 +188,17 @@ PROGRESS_SHAPE = re.compile(
     # bytes of bytes anywhere in a line ("Downloading 130.2 MB/143.4 MB"): the first unit, the slash, a
     # number and its unit; _size_count decides whether the line is a transfer or a gauge
     rb"|[kKMGT]i?B {0,8}/ {0,8}\d[\d.]{0,12} ?[kKMGT]i?B"
+    # a row of a results table: three figure cells in a row, each after a run of blanks or a rule
+    # ("Gets  0.00  0.00  0.00", "| 0.4003|±  |0.0135|"); _result_row decides
+    rb"|(?<![ \t])(?:(?:[ \t]{2,}|[ \t]{0,8}(?:\||\xe2\x94\x82)[ \t]{0,8})"
+    rb"(?:[-+]?\d[\d,]{0,14}(?:\.\d{1,12})?(?:%| ?[mun]?s\b)?(?: ?\([\d.]{1,12}\))?|-{1,3})){3}"
 )
+# Literals of result reports that no progress marker holds: a figure's unit of time in
+# parentheses ("Mean TTFT (ms):", "Benchmark duration (s):"), a statistic of a named figure
+# ("TTST p50:", "P99 ITL"), an evaluation's score or precision/recall ("Overall Score: 7.00",
+# "Average Precision  (AP) @[...] = 0.49"), a JSON member holding a fraction ('"acc": 0.61,').
+RESULT_MARKERS = [b"(ms)", b" (s)", b" (sec)", b"Mean ", b"Median ", b" mean", b" median", b"P50", b"P90", b"P95",
+                  b"P99", b"p50", b"p90", b"p95", b"p99", b"Score", b"score", b"Precision", b"Recall", b'": 0.']
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
                   "iteration": "iteration", "iterations": "iteration", "num_updates": "update", "epoch": "epoch",
@@ -543,13 +553,26 @@ def split_glued(segs: list[str]) -> list[str]:
 
 
 # A name whose shape says it was measured: a rate per unit time ("global_step/sec",
-# "Request throughput (req/s)") or a ranked evaluation at a cutoff ("Acc@1", "pass@1", "mAP@0.5").
-_MEASURED_NAME = re.compile(r"/s(?:ec(?:ond)?)?\)?$|\w@\d")
+# "Request throughput (req/s)"), a ranked evaluation at a cutoff ("Acc@1", "pass@1", "mAP@0.5"),
+# a time or share with its unit in parentheses, apart from the name ("Mean TTFT (ms)", "Benchmark
+# duration (s)", "Time taken for tests (s)"; "NUMA node(s)", "Socket(s)" are plurals), or a
+# statistic of something named ("Mean TTFT", "TTST p50", "P99 Time To First Token"). The
+# statistic needs its name beside it: a bare
+# "Avg :" or "Max :" is a field of a device report (nvidia-smi -q's power samples), and min/max
+# name limits in settings ("Max Runtime Batch Size") as often as results.
+_MEASURED_NAME = re.compile(
+    r"/s(?:ec(?:ond)?)?\)?$|\w@\d"
+    r"|\s\((?:ms|s|sec|secs|seconds|us|µs|ns|min|mins|%|time in [mµun]?s)\)$"
+    r"|^(?:mean|median|avg|average|std|stddev|stdev|p\d\d(?:\.\d{1,2})?) +\S"
+    r"|\S +(?:mean|median|avg|average|std|stddev|stdev|p\d\d(?:\.\d{1,2})?)$"
+)
 # A server's gauges (SGLang's batch lines, vLLM's stats line).
 _GAUGE_KEYS = ("#running-req", "#queue-req", "token usage", "#token", "#new-seq", "#new-token", "#cached-token",
                "gpu kv cache usage", "kv cache usage", "waiting", "pending", "swapped")
 
 
+# A key naming a threshold: "score_thr", "iou_thr", "mask_thr_binary", "score_threshold", "SCORE_THRESH_TEST".
+_THRESHOLD_KEY = re.compile(r"(?:^|[_ .])thr(?:esh(?:old)?)?(?:$|[_ .])")
 # A source file's name, as glog/absl/c10d/vLLM headers give it before ":line".
 _SOURCE_FILE = re.compile(r"(?:^|[\s\[(])[\w/-]{1,80}\.(?:cc|cpp|cxx|c|h|hpp|cu|cuh|py|go|rs|java|js|ts)$")
 
@@ -565,6 +588,10 @@ def _metric_key(key: str) -> str | None:
         return None
     if k in _GAUGE_KEYS:
         return "metric"
+    if _THRESHOLD_KEY.search(k):
+        # A threshold is a setting a figure is held to ("score_thr=0.05", "iou_threshold"), as
+        # printed in a detector's config dump, not a figure.
+        return None
     last = k.rsplit(" ", 1)[-1]
     if k in _COUNTER_KEYS or last in ("step", "iteration", "epoch", "iter"):
         return "counter"
@@ -665,12 +692,17 @@ def _size_count(s: str) -> tuple[float, float] | None:
     The same shape reports a gauge (``43MiB /  2002MiB`` in a device table,
     ``Memory: 12 GiB / 80 GiB``); a transfer says it is moving: a word in
     -ing before the count, a percentage, a rate, an ETA or a count of files.
-    A table row (led by ``|``) and a line that names memory, cache or disk
-    anywhere (``2.0GiB/8.0GiB memory``) are gauges.
+    A table row (led by ``|``), a line that names memory, cache or disk
+    anywhere (``2.0GiB/8.0GiB memory``) and a row of several such pairs
+    (``docker stats``: memory used of its limit, network and block I/O in and
+    out; a transfer counts one quantity) are gauges.
     """
     if s.lstrip()[:1] == "|":
         return None
-    for m in _SIZE_OF_SIZE.finditer(s):
+    pairs = list(_SIZE_OF_SIZE.finditer(s))
+    if len(pairs) > 1:
+        return None
+    for m in pairs:
         a, _ = _num(m.group(1) + m.group(2))
         b, _ = _num(m.group(3) + m.group(4))
         if a is None or not b or a > b:
@@ -751,6 +783,84 @@ def _table_row(s: str) -> ProgressUpdate | None:
     return ProgressUpdate(desc="progress", n=float(a), total=float(b), source="metrics")
 
 
+# Measured results by their layout: the report an evaluation or benchmark prints at its end or per
+# epoch. A table cell is what stands between two runs of blanks or between rules (|, │, ┃); a cell
+# of a measured figure is a plain number (thousands grouped with ",", a "%" or an "x" of speed-up
+# after it, a unit of time: "81778.9 ms", its ratio to the best run in parentheses: "2.0069 (1.0)").
+# A size with its unit ("7.9G", "41.16 MiB") is no such cell: tables of sizes are gauges (df,
+# docker stats, nvidia-smi, torch's memory summary).
+_CELL_SPLIT = re.compile(r"(?<![ \t])[ \t]{0,200}[|│┃][ \t]{0,200}|(?<![ \t])[ \t]{2,}")
+_FIGURE_CELL = re.compile(
+    r"(?<![\d,.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,12})?(?:[eE][-+]?\d{1,3})?(?:[%x]| ?[mµun]?s)?"
+    r"(?: ?\((?:[<>]?\d{1,9}(?:\.\d{1,6})?|inf)\))?"
+)
+# Cells that say "no figure here" in a row of figures.
+_EMPTY_CELLS = frozenset({"-", "--", "---", "n/a", "N/A", "nan", "NaN", "None"})
+# A pretty-printed JSON member holding a figure, one to a line ("exact_match,get-answer": 0.1736,).
+_JSON_MEMBER = re.compile(r'^\s{0,40}"([^"\n]{1,80})"\s{0,3}:\s{0,3}(' + _NUM + r')\s{0,3},?\s{0,3}$')
+# A figure that ends its line after " = ", its name and conditions before it
+# ("Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.492").
+_TRAILING_FIGURE = re.compile(r"^\s{0,8}([A-Za-z][^\n]{0,200}?)\s=\s{1,3}([-+]?\d{1,9}\.\d{1,12})\s{0,8}$")
+
+
+def _result_row(s: str) -> ProgressUpdate | None:
+    """A row of a results table (``Sets  25378.16  ---  10.07100``, ``class 0  0.50  1.00  0.67  1``), or None.
+
+    The row leads with its name (a letter first) and the cells after it are
+    figures: at least three of them, one with a fraction, and few other cells
+    (at most one in three; "0;0" outlier counts, a name's second column). One
+    or two figures do if the name says it was measured (``| Time to First
+    Token (ms) | 24.44 | 25.59 |``) and nothing else follows. A row drawn
+    between rules may lead with its settings instead of a name (``| 128 | 128
+    |  1 |  8 |  650.5 | ...``) if every cell is a figure. A row of sizes, of
+    integers only, or led by a number outside rules (a process id, a tensor's
+    values, a count of lint errors) is no result.
+    """
+    cells = [c for c in _CELL_SPLIT.split(s.strip()) if c]
+    if len(cells) < 2 or len(cells) > 40:
+        return None
+    if not cells[0][:1].isalpha():
+        ruled = s.lstrip()[:1] in "|│"
+        if not ruled or len(cells) < 3 or not all(_FIGURE_CELL.fullmatch(c) for c in cells):
+            return None
+        if not any("." in c for c in cells):
+            return None
+        first, _ = _num(cells[-1].replace(",", ""))
+        return ProgressUpdate(desc="result", metrics={"value": first if first is not None else 0.0}, source="metrics")
+    name = cells[0]
+    figures: list[str] = []
+    others = 0
+    for cell in cells[1:]:
+        if _FIGURE_CELL.fullmatch(cell):
+            figures.append(cell)
+        elif cell not in _EMPTY_CELLS:
+            others += 1
+            if not figures:
+                name = cell  # the name's second column ("test_fig (NOW)", after a container's prefix)
+    if not figures:
+        return None
+    many = len(figures) >= 3 and others <= len(figures) // 3 and any("." in f for f in figures)
+    if not many and (others or _metric_key(name) != "metric"):
+        return None
+    first, _ = _num(figures[0].replace(",", ""))
+    return ProgressUpdate(desc="result", metrics={name.strip()[-64:]: first if first is not None else 0.0},
+                          source="metrics")
+
+
+def _result_figure(s: str) -> ProgressUpdate | None:
+    """A result printed one figure to a line: a JSON member or ``name ... = 0.492``, or None.
+
+    The name must be a metric's (``exact_match``, ``loose_acc``, ``Average
+    Precision``); a setting printed the same way (``"batch_size": 8``) is not.
+    """
+    m = _JSON_MEMBER.match(s) if '"' in s else None
+    if m is None and " = " in s:
+        m = _TRAILING_FIGURE.match(s)
+    if m is None or _metric_key(m.group(1)[:120]) != "metric":
+        return None
+    return ProgressUpdate(desc="result", metrics={m.group(1).strip()[-64:]: _to_float(m.group(2))}, source="metrics")
+
+
 def _parse_figures(s: str) -> ProgressUpdate | None:
     """Metric pairs, rates and counters in a free-form line.
 
@@ -776,6 +886,14 @@ def _parse_figures(s: str) -> ProgressUpdate | None:
         meter = _meter_row(s)
         if meter is not None:
             return meter
+    if "  " in s or "|" in s or "│" in s:
+        row = _result_row(s)
+        if row is not None:
+            return row
+    if '"' in s or " = " in s:
+        fig = _result_figure(s)
+        if fig is not None:
+            return fig
     metrics: dict[str, float] = {}
     counters: dict[str, float] = {}
     for m in _PAIR.finditer(s):
