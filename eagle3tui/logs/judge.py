@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
-from eagle3tui.logs import notice_grammar
+from eagle3tui.logs import endings, notice_grammar
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -887,6 +887,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
             # program rates as information. A death it reports at INFO
             # ("Request x failed (engine dead)") stays fatal.
             return make("benign", "info-level-error")
+        if rid not in _DEATH_FAMILIES and exc is None and endings.goes_on_without(body):
+            # The program says it goes on without what it failed to get ("Failed to load
+            # generation config for X: ... does not appear to have a file named
+            # generation_config.json ... Proceeding without generation config."): optional.
+            return make("benign", "optional-missing")
         if sh.category and rid not in _DEATH_FAMILIES:
             # Raised through Python's warnings module (``UserWarning: ... If you get
             # `CUDA error: ...` errors, ...``): the program itself calls it a warning.

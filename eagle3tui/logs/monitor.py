@@ -147,6 +147,10 @@ _UNKNOWN = object()
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
+# Raw lines of another stream that may come between two lines of a logged traceback (a
+# process's "Process EngineCore:" written to stderr while its logger writes the traceback
+# record line by line): more than this in a row and the traceback has ended.
+_TB_MAX_FOREIGN = 3
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
@@ -257,6 +261,11 @@ class _OpenTraceback:
     last_frame: int = 0  # its last frame-shaped line (blank lines after it are not its end)
     level: str | None = None  # the level its first line was logged at, if it has a logger header
     detail: bool = False  # the stack of the record just above it, which was judged already
+    # The logger header (level, source) every line of a traceback logged through a logger
+    # carries ("ERROR 06-08 05:02:33 [core.py:1199]   File ..."), or None for a raw one; a
+    # raw line between two of its lines is another stream's, which does not end it.
+    record: tuple[str | None, str] | None = None
+    foreign: int = 0  # raw lines of another stream read since its last own line
 
 
 @dataclass
@@ -1447,12 +1456,14 @@ class StageLogMonitor:
         old = self._tb.pop(worker, None)
         if old is not None:
             self._close_open(old, no)
+        sh = shape(rest)
         self._tb[worker] = _OpenTraceback(
             start=no,
             worker=worker,
             first_text=rest.strip(),
             ignored=no - self._ignored_at.get(worker, -99) <= 3,
             request=no - self._request_at.get(worker, -99) <= 2 or is_request_source(rest),
+            record=(sh.level, sh.source) if sh.level and sh.source else None,
         )
 
     def _continue_chain(self, worker: str | None, no: int, rest: str) -> None:
@@ -1484,6 +1495,18 @@ class StageLogMonitor:
             return False
         if tb.headless:
             return self._run_feed(tb, worker, rest, body, no)
+        if tb.record is not None and not tb.exc_no and body == rest and rest[:1] not in " \t":
+            # A raw line (no logger header) of the same process in the middle of a traceback its
+            # logger writes record by record: another stream (multiprocessing's "Process
+            # EngineCore:" on stderr) interleaved, not the traceback's end. Read on its own; the
+            # traceback stays open for its record's next line. A line of another logger record
+            # is the process going on, and ends the traceback as before.
+            sh = shape(rest)
+            if sh.level is None and not sh.source and tb.foreign < _TB_MAX_FOREIGN:
+                tb.foreign += 1
+                tb.lines -= 1
+                return False
+        tb.foreign = 0
         if tb.exc_no:
             # The line after a wrapper's exception line. More frames mean the
             # traceback goes on: Ray prints "RayTaskError(ActorUnavailableError):
