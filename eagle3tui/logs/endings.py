@@ -34,3 +34,77 @@ def goes_on_without(body: str) -> bool:
     if "without" not in tail.lower():
         return False
     return _GOES_ON_WITHOUT.search(tail) is not None
+
+
+# -- how an ending is reported, in any supervisor's or launcher's words -------------------
+# An exit status reported for a process by whatever ran it, in shapes the judge's own
+# exit-status pattern does not read: systemd's "Main process exited, code=dumped,
+# status=11/SEGV" (code= names how, status= the status or signal), supervisord's "exited:
+# worker (exit status 0; not expected)" (the supervisor's own verdict that the exit was a
+# failure, whatever the status), any verb before "with exit code N" ("[Finished in 10534.3s
+# with exit code 1]" of an editor's build system), a runner saying the process did not end
+# well ("error: process didn't exit successfully: `x` (signal: 11)" of cargo, "did not
+# terminate successfully" of a container runtime), systemd's verdict on a unit ("Failed with
+# result 'core-dump'").
+_EXIT_REPORTED = re.compile(
+    r"\bcode=(?:exited|killed|dumped),\s?status=(?!0\b)\d{1,3}\b"
+    r"|\(exit status -?\d{1,3}; not expected\)"
+    r"|\bwith (?:exit|return) (?:code|status)\s?[=:]?\s?-?[1-9]\d{0,3}\b"
+    r"|\b(?:did not|didn't|does not|doesn't) (?:exit|terminate|finish|complete) (?:successfully|cleanly|normally)\b"
+    r"|\bFailed with result '(?!success')[\w-]{1,30}'",
+    re.I,
+)
+# A supervisor that gave up on a part: it entered its failed state and will not be restarted
+# ("gave up: worker entered FATAL state, too many start retries too quickly", systemd's
+# "Unit x.service entered failed state.").
+_GAVE_UP = re.compile(r"\bentered (?:the )?(?-i:FATAL|failed|FAILED) state\b", re.I)
+# A part of the job, or a peer it needs, declared gone by whoever watches it ("The node with
+# client ID x has been marked dead because the monitor has missed too many heartbeats").
+_DECLARED_GONE = re.compile(
+    r"\b(?:has been|have been|was|were|is|are) (?:marked|declared|considered|presumed|reported) (?:as )?"
+    r"(?:dead|lost|failed|down|unreachable)\b",
+    re.I,
+)
+# The part that could not come up named after the verb ("Failed to spawn container "102"",
+# "Failed to setup container "c1"", "startup for container '102' failed"): the judge reads
+# the subject-first order ("worker failed to start").
+_PART = r"(?:container|pod|daemon|service|worker|process|server|engine|node|instance|job|runner|replica|executor)"
+_PART_NOT_UP = re.compile(
+    rf"\bfailed to (?:start|launch|spawn|set ?up|initiali[sz]e|run)\s(?:the\s)?(?:[\w-]{{1,20}}\s)?{_PART}\b"
+    rf"|\bstart(?:up)?\s(?:of|for)\s(?:the\s)?(?:[\w-]{{1,20}}\s)?{_PART}\b[^.;!?]{{0,60}}\bfailed\b",
+    re.I,
+)
+# A process-ending word as the record's verb, and after a colon what ended it: "ninja:
+# build stopped: subcommand failed.". The cause must read as an error (the caller checks):
+# "Training stopped: max steps reached" is an end the program planned.
+_STOPPED_BECAUSE = re.compile(
+    r"(?:^|:\s)(?:[\w-]{1,30}\s){0,2}(?:stopped|aborted|halted|terminated|interrupted)\s?:\s?(?P<cause>\S[^\n]{0,300})$",
+    re.I,
+)
+ENDING_LITERALS = ("code=", "status", "exit", "success", "result '", "state", "marked", "declared", "considered",
+                   "presumed", "reported", "failed to ", "failed", "stopped", "aborted", "halted", "terminated",
+                   "interrupted")
+
+
+def ending_reported(body: str, errorish: "object") -> tuple[str, bool] | None:
+    """How ``body`` reports a process's failing end, if it does in a shape above.
+
+    Returns ``(rule, final)``: ``rule`` is the judge's verdict name ("nonzero-exit" for
+    an exit status, "process-died" otherwise); ``final`` is True when whoever watches the
+    process says it will not come back (a supervisor that gave up), so no later restart
+    can settle it. ``errorish`` is the judge's ``is_errorish``-like test for a cause.
+    """
+    head = body[:400]
+    low = head.lower()
+    if not any(lit in low for lit in ENDING_LITERALS):
+        return None
+    if _EXIT_REPORTED.search(head):
+        return "nonzero-exit", False
+    if "state" in low and _GAVE_UP.search(head):
+        return "process-died", True
+    if _DECLARED_GONE.search(head) or "failed" in low and _PART_NOT_UP.search(head):
+        return "process-died", False
+    m = _STOPPED_BECAUSE.search(head)
+    if m is not None and errorish(m.group("cause")):  # type: ignore[operator]
+        return "process-died", False
+    return None

@@ -701,7 +701,9 @@ _RESTARTED = re.compile(
     rf"\s(?:up\s)?(?:a\s|the\s|new\s|another\s)?(?:\w{{1,20}}\s)?{_PART}e?s?\b"
     rf"|\b(?:new|another|replacement)\s{_PART}\b"
     rf"|\b{_PART}\b[^.;!?]{{0,40}}?\b(?:started|booted|spawned|respawned|is up|came up)\b"
-    r"|^(?:starting|beginning|start of|begin)\s(?:epoch|step|iteration|round|training|evaluation)\b",
+    r"|^(?:starting|beginning|start of|begin)\s(?:epoch|step|iteration|round|training|evaluation)\b"
+    # a supervisor starting a program again under its name ("spawned: 'postgresql' with pid 1288")
+    r"|\bspawned:?\s'?[\w.@-]{1,60}'?\swith pid\b",
     re.I,
 )
 # A server answering: an access line with a 2xx status, or the server saying it serves.
@@ -761,7 +763,8 @@ def next_step(text: str, sh: Shape | None = None) -> str | None:
         return "ending"
     if _ACCESS_FAILED.search(body):
         return None
-    if _RESTARTED.search(body):
+    if _RESTARTED.search(body) or sh.source and "spawned" in sh.source and _RESTARTED.search(f"{sh.source}: {body}"):
+        # (a supervisor's "spawned: 'x' with pid N" reads as a logger name and a message)
         return "restarted"
     if _SERVING.search(body):
         return "serving"
@@ -844,6 +847,14 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         # A server's manager restarts a worker that exited (gunicorn, Ray
         # Serve): as for a death, fatal unless a restart follows.
         return make("fatal", "nonzero-exit", recoverable=level == "warning" or service)
+    if deaths:
+        # The same told in the shapes of other supervisors and launchers (endings.py): an
+        # exit status in systemd's or supervisord's words, a part declared dead, a part that
+        # could not be started, named after the verb, a record whose verb is the ending.
+        ended = endings.ending_reported(body, lambda cause: is_errorish(cause, gate_bits(cause)))
+        if ended is not None:
+            rule, final = ended
+            return make("fatal", rule, recoverable=not final and (level == "warning" or service))
     if "worker_count=" in body:
         # A barrier counter above its total: a shape that can never reach its end.
         m = _BARRIER_COUNT.search(body)
