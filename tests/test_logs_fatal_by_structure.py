@@ -193,3 +193,19 @@ def test_structure_only_switches_off_every_program_specific_rule() -> None:
     kept = {r.id for r in scorer.structure_only_ruleset().rules}
     assert kept == scorer.GENERAL_RULES
     assert "vllm-engine-dead" not in kept and "torchrun-child-failed" not in kept and "traceback" in kept
+
+
+def test_a_vllm_header_with_a_path_is_read() -> None:
+    # Newer vLLM names the file by its path in the package (tune row vllm-26328-2): the header
+    # is read, so "WorkerProc failed to start." is the sentence the judge weighs.
+    from eagle3tui.logs.anatomy import shape
+
+    sh = shape("ERROR 10-06 18:54:30 [v1/executor/multiproc_executor.py:597] WorkerProc failed to start.")
+    assert (sh.level, sh.source, sh.body) == ("error", "v1/executor/multiproc_executor.py:597", "WorkerProc failed to start.")
+
+
+def test_structure_alone_catches_a_worker_that_failed_to_start(tmp_path: Path) -> None:
+    scorer = bench_module("score_corpus")
+    row = next(r for r in scorer.load_corpus() if r["id"] == "vllm-26328-2")
+    got, _why = scorer.verdict(row, scorer.structure_only_ruleset(), tmp_path)
+    assert got == "fatal"

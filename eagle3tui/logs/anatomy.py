@@ -116,8 +116,9 @@ _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
 
 # (pattern, group index of level, of source or None, of body)
 _HEADERS: list[tuple[re.Pattern[str], int, int | None, int]] = [
-    # vLLM: "ERROR 02-22 00:33:33 [file.py:60] msg" (older: "ERROR 06-13 02:36:52 file.py:52] msg")
-    (re.compile(rf"({_LV})\s\d\d-\d\d\s{_TIME}\s\[?([\w.-]{{1,80}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
+    # vLLM: "ERROR 02-22 00:33:33 [file.py:60] msg" (older: "ERROR 06-13 02:36:52 file.py:52] msg"; newer
+    # ones name the file by its path in the package: "[v1/executor/multiproc_executor.py:597]")
+    (re.compile(rf"({_LV})\s\d\d-\d\d\s{_TIME}\s\[?([\w.-]{{1,80}}(?:/[\w.-]{{1,80}}){{0,6}}:\d{{1,6}})\]\s?(.*)", re.S), 1, 2, 3),
     # DeepSpeed: "[2023-04-14 13:11:27,879] [ERROR] [launch.py:434:sigkill_handler] msg"
     (re.compile(rf"\[{_DATE}\s{_TIME}\]\s\[({_LV})\]\s\[([\w.-]{{1,80}}:\d{{1,6}})(?::\w{{1,80}})?\]\s?(.*)", re.S), 1, 2, 3),
     # "[2024-04-10 16:02:56,193] torch.distributed...api: [WARNING] msg"
