@@ -29,7 +29,7 @@ ROWS = {r["id"]: r for r in FATAL_ENDINGS_SET}
 _SEVERITY = ("fatal", "warning", "benign", "progress")
 # Scored once on the branch's start (f1a1d02) before any cue of this round, once after.
 BEFORE = {"fatal_called_fatal": 21, "non_fatal_not_fatal": 16, "exact": 29}
-AFTER = {"fatal_called_fatal": 28, "non_fatal_not_fatal": 16, "exact": 36}
+AFTER = {"fatal_called_fatal": 28, "non_fatal_not_fatal": 18, "exact": 38}
 
 
 def _verdict(tmp_path: Path, text: str, kind: str) -> tuple[str, list]:
@@ -65,7 +65,7 @@ def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
     for key, floor in AFTER.items():
         assert figures[key] >= floor, (key, figures, got)
     assert figures["fatal_called_fatal"] > BEFORE["fatal_called_fatal"]
-    assert figures["non_fatal_not_fatal"] >= BEFORE["non_fatal_not_fatal"]
+    assert figures["non_fatal_not_fatal"] > BEFORE["non_fatal_not_fatal"]
 
 
 # Fatal endings the classifier missed before this round (info, warning or benign then).
@@ -209,3 +209,40 @@ def test_structure_alone_catches_a_worker_that_failed_to_start(tmp_path: Path) -
     row = next(r for r in scorer.load_corpus() if r["id"] == "vllm-26328-2")
     got, _why = scorer.verdict(row, scorer.structure_only_ruleset(), tmp_path)
     assert got == "fatal"
+
+
+# -- a stop someone asked for ----------------------------------------------------------------
+@pytest.mark.parametrize("row_id", ["compose-2787", "crunchy-postgres-operator-3798"])
+def test_the_endings_of_a_requested_stop_are_no_failure(tmp_path: Path, row_id: str) -> None:
+    # fatal on f1a1d02: compose's "ERROR: Aborting." after Ctrl+C; Postgres's FATAL record and a
+    # worker's exit status 1 after "received fast shutdown request"
+    r = ROWS[row_id]
+    kind, events = _verdict(tmp_path, r["text"], r["kind"])
+    assert kind != "fatal", events
+    assert "stop-requested" in {e.rule for e in events}
+
+
+def test_without_the_request_the_same_endings_stay_fatal(tmp_path: Path) -> None:
+    lines = ROWS["crunchy-postgres-operator-3798"]["text"].split("\n")
+    assert _verdict(tmp_path, "\n".join(lines[1:]), "service")[0] == "fatal"
+
+
+def test_a_crash_after_a_requested_stop_stays_fatal(tmp_path: Path) -> None:
+    # real lines of two threads: the stop of docker/compose#2787, the shell's report of a
+    # segmentation fault of alanhoff/rust-webview#5; a crash is not how a stop is reported
+    text = "^CGracefully stopping... (press Ctrl+C again to force)\nzsh: segmentation fault  cargo run"
+    assert _verdict(tmp_path, text, "task")[0] == "fatal"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("^CGracefully stopping... (press Ctrl+C again to force)", True),  # docker/compose#2787
+        ("2024-07-16 14:13:12.520 UTC [140] LOG:  received fast shutdown request", True),  # CrunchyData/postgres-operator#3798
+        # a signal's name alone is how a launcher stops a failed job's other processes
+        ("*** SIGTERM received at time=1748300290 on cpu 8 ***", False),  # whole log agent-distillation (cause of its death)
+        ("[2025-08-15 08:42:11,420] [INFO] [launch.py:328:sigkill_handler] Main process received SIGINT, exiting", False),
+    ],
+)
+def test_stop_requested(line: str, expected: bool) -> None:
+    assert endings.stop_requested(line) is expected

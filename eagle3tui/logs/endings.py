@@ -108,3 +108,25 @@ def ending_reported(body: str, errorish: "object") -> tuple[str, bool] | None:
     if m is not None and errorish(m.group("cause")):  # type: ignore[operator]
         return "process-died", False
     return None
+
+
+# -- a stop someone asked for -------------------------------------------------------------
+# The process says a stop was requested of it: docker compose's "Gracefully stopping...
+# (press Ctrl+C again to force)", Postgres's "received fast shutdown request", a "^C" the
+# terminal echoed at the start of a line. The endings it then reports (a FATAL record for a
+# connection it terminates, a worker's exit status, compose's "ERROR: Aborting.") are that
+# stop, not a failure. A signal's name alone is not such a line: a launcher's or a raylet's
+# SIGTERM is how a failed job's other processes are stopped.
+_STOP_REQUESTED = re.compile(
+    r"\bGracefully stopping\b|\b(?:received|got)\s(?:an?\s)?(?:fast\s|smart\s|immediate\s)?shutdown request\b"
+    r"|\b(?:shutdown|stop) requested\b|^\^C",
+    re.I,
+)
+STOP_LITERALS = ("Gracefully stopping", "shutdown request", "stop request", "^C")
+
+
+def stop_requested(text: str) -> bool:
+    """Whether ``text`` says a stop was asked of the process that wrote it."""
+    if not any(lit in text for lit in STOP_LITERALS):
+        return False
+    return _STOP_REQUESTED.search(text[:400]) is not None

@@ -29,6 +29,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi, tail_lines
+from eagle3tui.logs import endings
 from eagle3tui.logs.frames import continues_run, is_jvm_frame, starts_run
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
@@ -147,6 +148,12 @@ _UNKNOWN = object()
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
+# After a line saying a stop was asked of the process (endings.stop_requested), the endings it
+# reports in this many lines are that stop. Crashes, OOM, CUDA errors and tracebacks keep
+# their verdict: only the rules that say "it ended" or "it exited" are the stop's.
+_STOP_LINES = 30
+_STOP_ENDINGS = frozenset({"fatal-level", "nonzero-exit", "process-died", "launcher-kill", "error-then-ended",
+                           "top-level-error", "announced-ending"})
 # Raw lines of another stream that may come between two lines of a logged traceback (a
 # process's "Process EngineCore:" written to stderr while its logger writes the traceback
 # record line by line): more than this in a row and the traceback has ended.
@@ -434,6 +441,7 @@ class StageLogMonitor:
         # and exception line are Python's ignored report) and of the last
         # line on a request path (a traceback right after it failed a request).
         self._ignored_at: dict[str | None, int] = {}
+        self._stop_asked_at = -(10**9)  # the line that said a stop was asked of the process
         self._request_at: dict[str | None, int] = {}
         self._pywarn_at: dict[str | None, int] = {}  # last Python warning line per worker
         self._last_verdict: dict[str | None, tuple[int, tuple[str | None, str], Verdict]] = {}
@@ -630,6 +638,11 @@ class StageLogMonitor:
 
     # -- internals --------------------------------------------------------
     def _emit(self, ev: LogEvent) -> None:
+        if ev.kind == "fatal" and ev.rule in _STOP_ENDINGS and 0 < ev.line - self._stop_asked_at <= _STOP_LINES:
+            ev.kind, ev.rule = "benign", "stop-requested"
+            ev.explanation = (f"The process was asked to stop (line {self._stop_asked_at}); this is how it reports "
+                              f"that stop, not a failure. {ev.explanation}")
+            ev.action = "None unless nobody asked it to stop."
         self._count(ev)
         if ev.kind in ("fatal", "warning", "benign"):
             self._tail.append(ev)
@@ -1098,6 +1111,8 @@ class StageLogMonitor:
                 continue
             if self._pending and is_recovery(rest):
                 self._recovered(no)
+            if idx is not None and endings.stop_requested(rest):
+                self._stop_asked_at = no
             if no <= self._watch_to and (self._held or self._pending):
                 self._next_step(rest, no, seg[: len(seg) - len(rest)])
             if (idx is not None or self._tb) and worker not in self._tb:

@@ -67,6 +67,8 @@ STRUCTURAL_KEYWORDS = (
     "failed to initialize", "failed to initialise", "failed to spawn",
     # torch's store-based barrier, whose counter is read against its total
     "worker_count=",
+    # a stop asked of the process (endings.stop_requested): the endings after it are that stop
+    "Gracefully stopping", "shutdown request", "stop request", "^C",
     # a stack frame in any runtime's shape, or the head of a dump (see frames.py): a run of
     # them is a crash report even with no header in view
     'File "', "most recent call first", "frame #", "frame_#_", "goroutine ", "stack backtrace", "Backtrace:",
