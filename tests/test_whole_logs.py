@@ -37,17 +37,18 @@ FLOORS = {
 }
 CEILINGS = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 # Round three (manifest rows 43-63: 21 logs, 11 deaths), held apart so that the first 42 keep
-# their floors: measured after its changes (docs/logs.md, "Round three"). Two deaths still fail:
-# a vLLM traceback interleaved with "Process EngineCore:" (traceback recognition) and a notice
-# read as missing model files ("Failed to load generation config ..."), see the docs.
+# their floors: measured after its changes (docs/logs.md, "Round three"), then raised by round
+# structfatal (docs/logs.md, "Fatal endings by structure, round two"), which fixed the two deaths
+# that still failed: a vLLM traceback interleaved with a raw "Process EngineCore:" line, and a
+# notice read as missing model files ("Failed to load generation config ... Proceeding without").
 ROUND_THREE_FROM = 42
 FLOORS_ROUND_THREE = {
     "died_one_alert_per_failure": 1.0,
-    "died_cause_quoted": 0.818,  # 9/11
-    "died_message_names_cause": 0.818,  # 9/11
-    "all_ok": 0.905,  # 19/21
+    "died_cause_quoted": 1.0,  # 11/11
+    "died_message_names_cause": 1.0,  # 11/11
+    "all_ok": 1.0,  # 21/21
 }
-CEILINGS_ROUND_THREE = {"died_with_false_fatals": 2, "calm_false_alarms": 0}
+CEILINGS_ROUND_THREE = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 
 
 def _scorer() -> ModuleType:
