@@ -24,7 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import log_verdict
+from eagle3tui.logs.offline import classify_log
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from structure_alone import without_catalog_ruleset  # noqa: E402
 
 # (excerpt as posted, stage kind, thread, what the thread says)
 HARMLESS: list[tuple[str, str, str, str]] = [
@@ -148,6 +152,52 @@ HARMLESS: list[tuple[str, str, str, str]] = [
         "INFO 12-23 23:34:23 [__init__.py:216] Automatically detected platform cuda.",
         "service", "https://github.com/vllm-project/vllm-omni/issues/469", "the thread's failure is the KV cache size",
     ),
+    # batch two: labelled and scored on the unchanged judge before any change, like batch one
+    (
+        "Loading a model with incorrectly saved tokenizer internals path. Was saved as "
+        "'models/base_model/en_core_web_md' whereas should have had just 'en_core_web_md'. This is an automated "
+        "fix - no further action is needed",
+        "task", "https://github.com/CogStack/cogstack-nlp/pull/541", "a misleading warning, demoted to debug",
+    ),
+    (
+        "conch/open_clip_custom/factory.py:18: FutureWarning: You are using `torch.load` with `weights_only=False` "
+        "(the current default value), which uses the default pickle module implicitly. It is possible to construct "
+        "malicious pickle data which will execute arbitrary code during unpickling. In a future release, the default "
+        "value for `weights_only` will be flipped to `True`.\n"
+        "  checkpoint = torch.load(checkpoint_path, map_location=map_location)",
+        "task", "https://github.com/mahmoodlab/CONCH/issues/17", "the maintainer: you can safely ignore the warning",
+    ),
+    (
+        "run.pl: job failed, log is in exp/mono/log/analyze_alignments.log\n"
+        "tree-info exp/mono/tree \n"
+        "tree-info exp/mono/tree \n"
+        "fstminimizeencoded \n"
+        "fstpushspecial ",
+        "task", "https://github.com/CoEDL/elpis/issues/98", "confusing: the training was OK",
+    ),
+    (
+        "INFORMATION: No files with the specified pattern could be found.",
+        "task", "https://github.com/smartcontractkit/full-blockchain-solidity-course-py/issues/1319",
+        "the commands are done every time",
+    ),
+    (
+        "/usr/local/lib/python3.6/dist-packages/torch/optim/lr_scheduler.py:122: UserWarning: Detected call of "
+        "`lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in the "
+        "opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in PyTorch "
+        "skipping the first value of the learning rate schedule. See more details at "
+        "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+        "task", "https://github.com/ThilinaRajapakse/pytorch-transformers-classification/issues/42",
+        "the maintainer: not related, nothing naughty",
+    ),
+    (
+        "/usr/local/lib/python3.6/dist-packages/torch/optim/lr_scheduler.py:122: UserWarning: Detected call of "
+        "`lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in the "
+        "opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in PyTorch "
+        "skipping the first value of the learning rate schedule. See more details at "
+        "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate\n"
+        '  "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning)',
+        "task", "https://github.com/openpifpaf/openpifpaf/issues/248", "the reporter: it does no harm to training",
+    ),
 ]
 
 MATTERED: list[tuple[str, str, str, str]] = [
@@ -213,13 +263,46 @@ MATTERED: list[tuple[str, str, str, str]] = [
         "driver version is insufficient for CUDA runtime version",
         "task", "https://github.com/chklovski/CheckM2/issues/26", "the models could not be loaded",
     ),
+    # batch two
+    (
+        "/home/hi/anaconda3/envs/CTracker/lib/python3.7/site-packages/torch/optim/lr_scheduler.py:134: UserWarning: "
+        "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should "
+        "call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+        "result in PyTorch skipping the first value of the learning rate schedule. See more details at "
+        'https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate "https://pytorch.org/docs/stable/'
+        'optim.html#how-to-adjust-learning-rate", UserWarning)',
+        "task", "https://github.com/jdonnelly36/Deformable-ProtoPNet/issues/6", "a real bug: the maintainer fixed the order",
+    ),
+    (
+        "Failed to initialize NVML: Unknown Error",
+        "task", "https://github.com/mattshma/bigdata/issues/150", "the container lost the GPU",
+    ),
+    (
+        "cvlab189-System-Product-Name:1379562:1379562 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), "
+        "using internal implementation\n\n"
+        "cvlab189-System-Product-Name:1379562:1379562 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open "
+        "libibverbs.so[.1]\n"
+        "cvlab189-System-Product-Name:1379562:1379562 [0] NCCL INFO NET/Socket : Using [0]enp36s0f1:168.188.129.189<0>\n"
+        "cvlab189-System-Product-Name:1379562:1379562 [0] NCCL INFO Using network Socket",
+        "task", "https://github.com/NVIDIA/nccl/issues/766", "two nodes train slower than one: no InfiniBand",
+    ),
 ]
 
 
-def score(tmp_path: Path) -> tuple[int, int]:
+def verdict(tmp_path: Path, text: str, kind: str, rules=None) -> tuple[str, set[str]]:
+    """The most serious event kind of ``text`` classified as a whole log, and its rules."""
+    log = tmp_path / "x.log"
+    log.write_text(text + "\n", encoding="utf-8")
+    events, _ = classify_log(log, rules=rules, stage_kind=kind, progress_events=True, include_info=True)
+    kinds = {e.kind for e in events}
+    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
+    return top, {e.rule for e in events if e.kind == top}
+
+
+def score(tmp_path: Path, rules=None) -> tuple[int, int]:
     """(harmless excerpts judged benign, excerpts that mattered judged benign)."""
-    harmless = sum(log_verdict(tmp_path, text, kind)[0] == "benign" for text, kind, _, _ in HARMLESS)
-    misread = sum(log_verdict(tmp_path, text, kind)[0] == "benign" for text, kind, _, _ in MATTERED)
+    harmless = sum(verdict(tmp_path, text, kind, rules)[0] == "benign" for text, kind, _, _ in HARMLESS)
+    misread = sum(verdict(tmp_path, text, kind, rules)[0] == "benign" for text, kind, _, _ in MATTERED)
     return harmless, misread
 
 
@@ -232,9 +315,12 @@ def test_every_excerpt_names_its_public_thread() -> None:
 if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/logs.md
     import tempfile
 
+    bare = without_catalog_ruleset()
     with tempfile.TemporaryDirectory() as d:
         h, m = score(Path(d))
+        hb, mb = score(Path(d), bare)
         for name, cases in (("harmless", HARMLESS), ("mattered", MATTERED)):
             for text, kind, url, _ in cases:
-                print(name, log_verdict(Path(d), text, kind), url, file=sys.stderr)
-    print(f"harmless recognised {h}/{len(HARMLESS)}; mattered misread as harmless {m}/{len(MATTERED)}")
+                print(name, verdict(Path(d), text, kind), verdict(Path(d), text, kind, bare)[0], url, file=sys.stderr)
+    print(f"every rule: harmless recognised {h}/{len(HARMLESS)}; mattered misread as harmless {m}/{len(MATTERED)}")
+    print(f"without the catalog: harmless recognised {hb}/{len(HARMLESS)}; mattered misread as harmless {mb}/{len(MATTERED)}")
