@@ -312,6 +312,143 @@ def test_every_excerpt_names_its_public_thread() -> None:
     assert len(set(urls)) == len(urls)
 
 
+# Scored once on the judge of the branch's start (f1a1d02, both batches committed before any
+# change: 940668f, edd5b3a) and once after; every rule, then the catalog switched off.
+BEFORE = {"harmless": 11, "misread": 5, "harmless_bare": 10, "misread_bare": 5}
+AFTER = {"harmless": 12, "misread": 5, "harmless_bare": 12, "misread_bare": 5}
+# bench/structure_alone.py on the tune split's benign rows 0-1617 (205): every rule, without the catalog.
+TUNE_BEFORE = {"with": 184, "without": 163}
+TUNE_AFTER = {"with": 185, "without": 170}
+
+
+def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
+    # The headline: more harmless excerpts recognised by structure, none more that mattered called harmless.
+    harmless, misread = score(tmp_path)
+    assert harmless >= AFTER["harmless"] > BEFORE["harmless"], (harmless, misread)
+    assert misread <= BEFORE["misread"], (harmless, misread)
+    hb, mb = score(tmp_path, without_catalog_ruleset())
+    assert hb >= AFTER["harmless_bare"] > BEFORE["harmless_bare"], (hb, mb)
+    assert mb <= BEFORE["misread_bare"], (hb, mb)
+
+
+def test_structure_alone_on_the_tune_split_holds_its_after_figure() -> None:
+    from score_corpus import load_corpus
+    from structure_alone import benign_figures
+
+    res = benign_figures([r for r in load_corpus()[:1618] if r["split"] == "tune"])
+    assert res["without_catalog"] >= TUNE_AFTER["without"] > TUNE_BEFORE["without"], res["without_catalog"]
+    assert res["with_catalog"] >= TUNE_AFTER["with"], res["with_catalog"]
+
+
+def test_the_catalog_is_every_program_specific_benign_rule_and_only_those() -> None:
+    from structure_alone import GENERIC_BENIGN, catalog_ids
+
+    ids = catalog_ids()
+    assert "gbdt-no-split" in ids and "tf-allocator-not-a-failure" in ids and "library-probe-notice" in ids
+    assert not ids & GENERIC_BENIGN
+    rules = without_catalog_ruleset()
+    assert not {r.id for r in rules.rules} & ids
+    assert "traceback" in rules.by_id and "deprecation" in rules.by_id
+
+
+# -- regression tests: each fails on the judge of f1a1d02 ------------------------------------------
+def _row(row_id: str) -> dict:
+    from tests.conftest import corpus_tune_row
+
+    return corpus_tune_row(row_id)
+
+
+@pytest.mark.parametrize(
+    "row_id,rule",
+    [
+        # the log-stream notice of absl and glog, whatever program links them (torchforge, jax)
+        ("torchforge-55-1", "log-stream-notice"),
+        ("jax-17879-1", "log-stream-notice"),
+        # "This is not an error, but may impair performance."
+        ("whisper-vits-japanese-15-1", "cleared-by-itself"),
+    ],
+)
+def test_tune_rows_only_the_catalog_caught_are_harmless_by_structure(tmp_path: Path, row_id: str, rule: str) -> None:
+    row = _row(row_id)
+    assert verdict(tmp_path, row["text"], row["kind"], without_catalog_ruleset()) == ("benign", {rule})
+
+
+@pytest.mark.parametrize("row_id", ["CogVideo-233-1", "MS-G3D-9-1", "cmc-csci143-351-1"])
+def test_an_error_word_of_the_judges_class_reaches_the_judge(tmp_path: Path, row_id: str) -> None:
+    # "OVERFLOW! Rank 0 Skipping step" at INFO, "Gradient overflow. Skipping step" bare, PostgreSQL's
+    # "LOG:  invalid record length at 1/2B388808" during recovery: the prefilter had none of these
+    # words, so without a catalog entry the line never reached the judge's level and fallback cues.
+    row = _row(row_id)
+    assert verdict(tmp_path, row["text"], row["kind"], without_catalog_ruleset())[0] == "benign"
+
+
+def test_a_failure_the_program_calls_benign_is_not_fatal(tmp_path: Path) -> None:
+    # sleap#677: cuDNN's "Failed to allocate memory for convolution redzone checking; skipping this
+    # check. This is benign and only means that we won't check cudnn ...": the oom family matched
+    # first and called it fatal. (The excerpt stays a warning: a slow-callback warning follows.)
+    row = _row("sleap-677-1")
+    first = row["text"].splitlines()[0]
+    assert verdict(tmp_path, first, row["kind"]) == ("benign", {"cleared-by-itself"})
+    assert verdict(tmp_path, row["text"], row["kind"])[0] != "fatal"
+
+
+def test_fresh_lines_the_cues_decide(tmp_path: Path) -> None:
+    text = HARMLESS[2][0]  # InferPy#192: "WARNING: Logging before flag parsing goes to stderr." + a deprecation
+    assert verdict(tmp_path, text.splitlines()[0], "task") == ("benign", {"log-stream-notice"})
+    assert verdict(tmp_path, text, "task")[0] == "benign"
+
+
+# -- counter-tests: real lines of the same shapes that must not be cleared --------------------------
+def test_a_conditional_or_negated_expectation_does_not_clear_a_line() -> None:
+    # transformers' "- This IS expected if you are initializing ..." and "- This IS NOT expected if
+    # ..." (rows transformers-5404-1, labelled warning, and lerg-1-1, fatal: the process was killed).
+    from eagle3tui.logs.self_account import clears_itself
+
+    for row_id in ("transformers-5404-1", "lerg-1-1"):
+        lines = [x for x in _row(row_id)["text"].splitlines() if "expected if" in x]
+        assert lines and not any(clears_itself(x) for x in lines), row_id
+    assert clears_itself("The caller indicates that this is not a failure, but may mean that there could be "
+                         "performance gains if more memory were available.")
+
+
+def test_a_clearance_followed_by_a_demand_or_a_harm_is_not_a_clearance() -> None:
+    # What follows the clearance in its sentence decides: the notice grammar's veto (a demand, a
+    # shortage, lost data, a wrong result). The sentences are those of the DDP notice above with
+    # what the veto reads in place of "may impair performance".
+    from eagle3tui.logs.self_account import clears_itself
+
+    assert clears_itself("This is not an error, but may impair performance.")
+    assert not clears_itself("This is not an error, but you should check the strides.")
+    assert not clears_itself("This is not an error, but the gradients may be incorrect.")
+
+
+def test_the_log_stream_notice_does_not_hide_the_failure_after_it(tmp_path: Path) -> None:
+    # glog#896: "WARNING: Logging before InitGoogleLogging() is written to STDERR", then a failed
+    # CHECK and SIGABRT (row glog-896-1, fatal): the notice is harmless, the excerpt stays fatal.
+    row = _row("glog-896-1")
+    bare = without_catalog_ruleset()
+    assert verdict(tmp_path, row["text"].splitlines()[0], row["kind"], bare) == ("benign", {"log-stream-notice"})
+    assert verdict(tmp_path, row["text"], row["kind"], bare)[0] == "fatal"
+    assert verdict(tmp_path, row["text"], row["kind"])[0] == "fatal"
+
+
+@pytest.mark.parametrize("row_id", ["Chinese-LLaMA-Alpaca-534-1", "DeepSpeed-1235-1"])
+def test_a_collapsed_loss_scale_stays_a_warning_without_its_catalog_rule(tmp_path: Path, row_id: str) -> None:
+    # DeepSpeed's "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 8, reducing to 4" (labelled
+    # warning): once "overflow" reaches the judge, the skip would read as a harmless fallback; the
+    # scale's collapse is read from the record itself, not from the catalog rule that names it.
+    row = _row(row_id)
+    assert verdict(tmp_path, row["text"], row["kind"], without_catalog_ruleset())[0] == "warning"
+    assert verdict(tmp_path, row["text"], row["kind"])[0] == "warning"
+
+
+def test_a_progress_record_with_a_loss_scale_stays_progress(tmp_path: Path) -> None:
+    # Megatron's iteration record carries "loss scale: 1.0" (bf16) and no overflow (row megatron-llm-11-1).
+    row = _row("megatron-llm-11-1")
+    assert verdict(tmp_path, row["text"], row["kind"])[0] == "progress"
+    assert verdict(tmp_path, row["text"], row["kind"], without_catalog_ruleset())[0] == "progress"
+
+
 if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/logs.md
     import tempfile
 
