@@ -158,7 +158,9 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     # The thresholds hold the rows the judge may be tuned on. Batch ten's tune half (rows from
     # FRESH10_FROM_ROW on) is session eight's never-tuned check, like its held-out half: its score
     # is reported (docs/logs.md, "Fresh batch ten"), not held to thresholds that would invite
-    # tuning to it (it measured 29/41 fatal endings, below the 0.95 threshold).
+    # tuning to it (it measured 29/41 fatal endings, below the 0.95 threshold). Batch eleven's tune
+    # half (rows from FRESH11_FROM_ROW on) is kept out for the same reason (11/14 fatal endings,
+    # 6/11 benign lines: docs/logs.md, "Fresh batch eleven").
     tuned = [r for r in rows[:FRESH10_FROM_ROW] if r["split"] == "tune"]
     _holds(scorer.score(tuned), THRESHOLDS, "tune split", scorer)
 
@@ -196,14 +198,20 @@ def test_heldout_scores_do_not_regress(
 # its first score, by the code of session eight's start (a23a6c7): collected to be representative,
 # labelled and committed (c756117) before the classifier ran on it, and never used to tune — the
 # session's never-tuned check (11/14 fatal endings, 0/18 false fatal, 3/6 benign, 3/4 progress).
+# Batch eleven (rows 1618-1750, 45) at its first score, by the code of main f1a1d02 (after session
+# eight's round one): collected to be representative, the ordinary lines around each failure taken
+# too, labelled and committed (2d7701a) before the classifier ran on it, and never used to tune —
+# round two's never-tuned check (8/14 fatal endings, 2/31 false fatal, 5/6 benign, 2/3 progress).
 FRESH7_FROM_ROW = 1154
 FRESH8_FROM_ROW = 1263
 FRESH9_FROM_ROW = 1366
 FRESH10_FROM_ROW = 1490
+FRESH11_FROM_ROW = 1618
 FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
 FRESH8_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.8, "progress_recognised": 0.5}
 FRESH9_HELDOUT_FLOOR = {"fatal_recall": 0.7, "false_fatal": 0.035, "benign_recognised": 0.333, "progress_recognised": 0.833}
 FRESH10_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.5, "progress_recognised": 0.75}
+FRESH11_HELDOUT_FLOOR = {"fatal_recall": 0.571, "false_fatal": 0.065, "benign_recognised": 0.833, "progress_recognised": 0.666}
 
 
 @pytest.mark.parametrize(
@@ -212,9 +220,10 @@ FRESH10_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_reco
         (FRESH7_FROM_ROW, FRESH8_FROM_ROW, FRESH7_HELDOUT_FLOOR),
         (FRESH8_FROM_ROW, FRESH9_FROM_ROW, FRESH8_HELDOUT_FLOOR),
         (FRESH9_FROM_ROW, FRESH10_FROM_ROW, FRESH9_HELDOUT_FLOOR),
-        (FRESH10_FROM_ROW, None, FRESH10_HELDOUT_FLOOR),
+        (FRESH10_FROM_ROW, FRESH11_FROM_ROW, FRESH10_HELDOUT_FLOOR),
+        (FRESH11_FROM_ROW, None, FRESH11_HELDOUT_FLOOR),
     ],
-    ids=["batch-seven", "batch-eight", "batch-nine", "batch-ten"],
+    ids=["batch-seven", "batch-eight", "batch-nine", "batch-ten", "batch-eleven"],
 )
 def test_heldout_half_of_a_fresh_batch_does_not_regress(
     scorer: ModuleType, rows: list[dict], first: int, end: int | None, floor: dict[str, float]

@@ -34,7 +34,7 @@ MODULES = [
     "eagle3tui.logs.monitor",
     "eagle3tui.logs.templates", "eagle3tui.logs.eta", "eagle3tui.logs.rules", "eagle3tui.logs.repeats",
     "eagle3tui.logs.workers", "eagle3tui.logs.stall", "eagle3tui.logs.follower", "eagle3tui.logs.offline",
-    "eagle3tui.logs.frames",
+    "eagle3tui.logs.frames", "eagle3tui.logs.self_account",
     "eagle3tui.textsafe", "eagle3tui.alerts.model", "eagle3tui.supervisor.stage_alerts", "eagle3tui.learned_rules",
 ]
 

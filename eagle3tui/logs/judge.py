@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
-from eagle3tui.logs import endings, notice_grammar
+from eagle3tui.logs import endings, notice_grammar, self_account
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -388,10 +388,11 @@ _GATES: dict[str, tuple[str, ...]] = {
               "look up", "lookup", "work out", "find out", "no data", "--query"),
     "hang": ("hanging", "hangs", "hung", "stuck", "deadlocked"),
     "decided": notice_grammar.GATE_LITERALS,
+    "self": self_account.GATE_LITERALS,
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_DECIDED) = (
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_DECIDED, G_SELF) = (
     _BIT[n] for n in _GATES
 )
 _GATE_LITS: list[str] = []
@@ -582,6 +583,16 @@ EXPLAIN = {
         "overridden; a feature turned off or on for a stated reason); nothing in the line reports a shortage, "
         "lost or cut data, a wrong result or a hang, or asks for a change.",
         "None needed unless that choice is not what you wanted (then set it yourself).",
+    ),
+    "cleared-by-itself": (
+        "The line says itself that what it reports is harmless (not an error, benign, expected, no action "
+        "needed); the program that detected it goes on.",
+        "None needed.",
+    ),
+    "log-stream-notice": (
+        "A notice about where the program's log lines go until its logging is set up (to stderr): bookkeeping, "
+        "not a problem of the run.",
+        "None needed.",
     ),
     "probe-failed": (
         "A check or lookup found nothing or could not run (a query, an inspection, a version check); the program "
@@ -893,6 +904,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         rid = getattr(rule, "id", "")
         if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body):
             return make("benign", "autotune-candidate")
+        if g & G_SELF and exc is None and rid not in _DEATH_FAMILIES and self_account.clears_itself(body):
+            # The program that hit the failure says in the same line that it is harmless ("Failed to
+            # allocate memory for convolution redzone checking; skipping this check. This is benign ..."):
+            # it knows its own failure best. A death it reports is never cleared.
+            return make("benign", "cleared-by-itself")
         if level in ("info", "debug") and exc is None and rid not in _DEATH_FAMILIES:
             # "[c10d - debug] Read callback failed": an operation's failure the
             # program rates as information. A death it reports at INFO
@@ -938,10 +954,22 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     if exc is None and level not in ("info", "debug") and any(v in body for v in _TROUBLE_VERBS):
         if _PREDICTS_TROUBLE.search(body):
             return make("warning", "trouble-predicted")
+    # The fp16 loss scaler's record of an overflow, whoever prints it (the pack's
+    # fp16-overflow-skip names the known ones, step 2): a scale fallen this low is no
+    # harmless overflow, whatever cue below would call the skip harmless. Only with the
+    # overflow it reports: a progress record's "loss scale: 1.0" (bf16) is no such record.
+    if rkind is None and exc is None and "oss scale" in body and "verflow" in body.lower() and _scale_collapsed(body):
+        return make("warning", "loss-scale-collapsed")
     # 7. Harmless by its own account: optional part absent, fallback, deprecation.
     if exc is None and (level in ("warning", "error", "info", "debug") or errorish or sh.category or generic):
         if g & G_AUTOTUNE and _AUTOTUNE.search(sh.source + " " + body) and (errorish or level == "warning"):
             return make("benign", "autotune-candidate")
+        if g & G_SELF and (errorish or level in ("warning", "error") or sh.category or generic):
+            # Its own verdict on what it reports, or a notice about its own log stream.
+            if self_account.clears_itself(body):
+                return make("benign", "cleared-by-itself")
+            if level != "error" and self_account.about_own_logging(body):
+                return make("benign", "log-stream-notice")
         if (errorish or level in ("warning", "error")) and g & G_ABSENT and _ABSENT.search(body) and level != "error":
             return make("benign", "optional-missing")
         if level == "warning" and _CANNOT_FIND.search(body) and not g & G_MODEL:

@@ -132,6 +132,15 @@ def _vetoed(body: str) -> bool:
     return _DEMAND.search(_CONDITIONAL_SENTENCE.sub(" ", body)) is not None
 
 
+def reports_harm(text: str) -> bool:
+    """Whether ``text`` reports harm (a risk it does not say it avoids) or demands a change.
+
+    The same veto the decision notice uses, for other cues that clear a line
+    (:mod:`eagle3tui.logs.self_account` applies it to what follows a clearance).
+    """
+    return _vetoed(text)
+
+
 def decided(body: str, *, leveled: bool) -> bool:
     """Whether ``body`` is a notice of a decision the program took and goes on with.
 

@@ -56,6 +56,10 @@ STRUCTURAL_KEYWORDS = (
     "not supported", "instead", "fallback", "falling back", "Falling back", "panicked", "segfault", "Segfault",
     "*** ", "Exception raised from", "without", "proceed", "already", "No module", "no module", "CANCELLED",
     "cancelled", "canceled",
+    # the rest of the judge's error-word class (judge._ERRORISH): a line with one reaches the judge
+    # whatever program printed it, so its level and structure decide (an INFO-level failure is
+    # information, a fallback is harmless), not only a catalog entry written for that program
+    "overflow", "OVERFLOW", "Overflow", "unsupported", "Unsupported", "missing", "Missing", "invalid", "Invalid",
     # a Gin-style access line: "| 500 |  1.2s |  127.0.0.1 | POST     "/api/chat""
     "| POST ", "| GET ", "| PUT ", "| DELETE ", "| PATCH ",
     # a substitution the program announces ("Assuming ...", "Setting `use_cache=False`", "will be set to")
