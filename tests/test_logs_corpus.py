@@ -37,9 +37,11 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # after round fresh9 (docs/logs.md); batch nine (rows 1366-1489, collected to be representative
 # of the EAGLE-3 pipeline's stack after the session's classifier changes, labelled and committed
 # before scoring, never used to tune) moved it (its held-out half recognises 7 of 10 fatal endings, 2 of 6 benign
-# lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), so ...
+# lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), to 0.862 / 0.024 /
+# 0.685 / 0.906; session eight's round one (stack frames in any framing, results by their layout,
+# the notice grammar) raised it to 154/174, 7/298, 62/89, 70/75, and round two kept it there ...
 HELDOUT_1490_ROWS = 1490
-HELDOUT_FLOOR = {"fatal_recall": 0.862, "false_fatal": 0.024, "benign_recognised": 0.685, "progress_recognised": 0.906}
+HELDOUT_FLOOR = {"fatal_recall": 0.885, "false_fatal": 0.024, "benign_recognised": 0.696, "progress_recognised": 0.933}
 # ... its first 433 excerpts (rows 0-1365) at their measurement after all of session seven's
 # rounds (round fresh8, whose batch of rows 1263-1365 had moved the split, left 0.854 / 0.022 /
 # 0.711 / 0.913; the speaker cues of round whotalks then recognised more fatal endings) ...
@@ -155,13 +157,12 @@ def _holds(result: dict, floor: dict[str, float], title: str, scorer: ModuleType
 
 
 def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> None:
-    # The thresholds hold the rows the judge may be tuned on. Batch ten's tune half (rows from
-    # FRESH10_FROM_ROW on) is session eight's never-tuned check, like its held-out half: its score
-    # is reported (docs/logs.md, "Fresh batch ten"), not held to thresholds that would invite
-    # tuning to it (it measured 29/41 fatal endings, below the 0.95 threshold). Batch eleven's tune
-    # half (rows from FRESH11_FROM_ROW on) is kept out for the same reason (11/14 fatal endings,
-    # 6/11 benign lines: docs/logs.md, "Fresh batch eleven").
-    tuned = [r for r in rows[:FRESH10_FROM_ROW] if r["split"] == "tune"]
+    # The thresholds hold the rows the judge may be tuned on. Batch ten's tune half (rows 1490-1617)
+    # was session eight's never-tuned check for round one (29/41 fatal endings before it, 33/41
+    # after), then round two read its misses, so it is tune data now. Batch eleven's tune half (rows
+    # from FRESH11_FROM_ROW on) is round two's never-tuned check: its score is reported
+    # (docs/logs.md, "Fresh batch eleven"), not held to thresholds that would invite tuning to it.
+    tuned = [r for r in rows[:FRESH11_FROM_ROW] if r["split"] == "tune"]
     _holds(scorer.score(tuned), THRESHOLDS, "tune split", scorer)
 
 
