@@ -2,7 +2,7 @@
 
 The notice catalog (one pack rule per known harmless notice of one program) carries much
 of the tune split's benign figure; a fresh program's harmless notice, in its own words,
-meets none of it. ``bench/structure_alone.py`` measures what the judge's structure alone
+meets none of it. ``bench/benign_without_catalog.py`` measures what the judge's structure alone
 recognises on the tune split. This file holds the fresh set that measures the same on lines
 never seen: error- or warning-looking lines posted in public threads, none of them a thread
 already in tests/fixtures/corpus/corpus.jsonl or in another test (checked by URL), each
@@ -28,7 +28,7 @@ from eagle3tui.logs.offline import classify_log
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from structure_alone import without_catalog_ruleset  # noqa: E402
+from benign_without_catalog import without_catalog_ruleset  # noqa: E402
 
 # (excerpt as posted, stage kind, thread, what the thread says)
 HARMLESS: list[tuple[str, str, str, str]] = [
@@ -316,7 +316,7 @@ def test_every_excerpt_names_its_public_thread() -> None:
 # change: 940668f, edd5b3a) and once after; every rule, then the catalog switched off.
 BEFORE = {"harmless": 11, "misread": 5, "harmless_bare": 10, "misread_bare": 5}
 AFTER = {"harmless": 12, "misread": 5, "harmless_bare": 12, "misread_bare": 5}
-# bench/structure_alone.py on the tune split's benign rows 0-1617 (205): every rule, without the catalog.
+# bench/benign_without_catalog.py on the tune split's benign rows 0-1617 (205): every rule, without the catalog.
 TUNE_BEFORE = {"with": 184, "without": 163}
 TUNE_AFTER = {"with": 185, "without": 170}
 
@@ -333,7 +333,7 @@ def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
 
 def test_structure_alone_on_the_tune_split_holds_its_after_figure() -> None:
     from score_corpus import load_corpus
-    from structure_alone import benign_figures
+    from benign_without_catalog import benign_figures
 
     res = benign_figures([r for r in load_corpus()[:1618] if r["split"] == "tune"])
     assert res["without_catalog"] >= TUNE_AFTER["without"] > TUNE_BEFORE["without"], res["without_catalog"]
@@ -341,7 +341,7 @@ def test_structure_alone_on_the_tune_split_holds_its_after_figure() -> None:
 
 
 def test_the_catalog_is_every_program_specific_benign_rule_and_only_those() -> None:
-    from structure_alone import GENERIC_BENIGN, catalog_ids
+    from benign_without_catalog import GENERIC_BENIGN, catalog_ids
 
     ids = catalog_ids()
     assert "gbdt-no-split" in ids and "tf-allocator-not-a-failure" in ids and "library-probe-notice" in ids

@@ -1,6 +1,6 @@
 """Benign recognition by structure alone: the corpus scored without the notice catalog.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/structure_alone.py [--split tune] [--to-row 1618] [--show-catalog-only]
+    PYTHONPATH=$PWD .venv/bin/python bench/benign_without_catalog.py [--split tune] [--to-row 1618] [--show-catalog-only]
 
 The shipped pack holds, next to its generic harmless families, a catalog of
 known harmless notices: one rule per notice of one program (``*-notice``,
@@ -22,8 +22,11 @@ as a fresh line in other words would not be).
 ``--show-catalog-only`` lists the benign rows recognised with the catalog
 and not without it (tune split only: the held-out split stays unseen).
 
-This is a separate tool from ``score_corpus.py`` (it reuses its scorer) so that an
-ablation of the fatal side can live there without touching this one.
+Its sibling, ``score_corpus.py --structure-only``, switches off more: every
+rule in one program's wording, fatal and warning ones included (its
+``GENERAL_RULES`` are what stays). This tool isolates the benign catalog,
+so that what structure alone recognises of the harmless lines is read apart
+from what happens to fatal endings; both reuse one scorer.
 """
 
 from __future__ import annotations
