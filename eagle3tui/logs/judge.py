@@ -1032,7 +1032,8 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     if exc is None and level not in ("info", "debug", "warning") and len(body) > 2 and endings.command_report(text):
         if _INTRODUCES_LIST.search(body[-120:]):
             return make("warning", "error-line", held=True)
-        return make("fatal", "final-report", pending=True)
+        # cobra's "Error: ..." keeps the name step 8 gave it before this step read the others.
+        return make("fatal", "top-level-error" if text.startswith("Error: ") else "final-report", pending=True)
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.

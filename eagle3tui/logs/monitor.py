@@ -275,6 +275,12 @@ class _OpenTraceback:
     foreign: int = 0  # raw lines of another stream read since its last own line
 
 
+def _is_report(ev: LogEvent) -> bool:
+    """Whether a pending event is a command's own final error report (judge step 7a; cobra's
+    "Error: ..." keeps its older name, top-level-error, which also names other records)."""
+    return ev.rule == "final-report" or ev.rule == "top-level-error" and endings.command_report(ev.text)
+
+
 def _report_goes_on(body: str) -> bool:
     """Whether a line after a command's final report is still part of that report or ending.
 
@@ -1250,7 +1256,7 @@ class StageLogMonitor:
 
         ``before``: what precedes ``rest`` on the line (a worker prefix names its speaker).
         """
-        if self._pending and rest.strip() and any(p.event.rule == "final-report" for p in self._pending):
+        if self._pending and rest.strip() and any(_is_report(p.event) for p in self._pending):
             self._after_report(rest, no)
         if self.stage_kind == "service" and self._pending and answered_request(rest):
             # A part of a server died (a model runner, a worker) and the server
@@ -1306,7 +1312,7 @@ class StageLogMonitor:
             return
         keep: list[_Pending] = []
         for p in self._pending:
-            if p.event.rule == "final-report" and p.event.end_line < no:
+            if _is_report(p.event) and p.event.end_line < no:
                 self._went_on(p, f"it printed ordinary output after it, line {no}")
             else:
                 keep.append(p)
