@@ -620,7 +620,7 @@ EXPLAIN = {
     ),
     "final-report": (
         "The command printed its own final error report, in the shape command-line programs share "
-        "(\"prog: error: ...\", \"error: ...\", \"fatal: ...\", \"Error response from daemon: ...\", "
+        "(\"prog: error: ...\", \"error: ...\", \"prog: fatal: ...\", \"Error response from daemon: ...\", "
         "\"E: ...\"), and nothing after it: it gave up.",
         "Read the error: it names what the command could not do; fix it and rerun.",
     ),
@@ -1024,7 +1024,7 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     ):
         return make("benign", "decision-notice")
     # 7a. A command's own final error report, in the convention many command-line programs
-    #     share ("sbatch: error: ...", "error: creating server: ...", git's "fatal: ...",
+    #     share ("sbatch: error: ...", "error: creating server: ...", "slurmstepd: fatal: ...",
     #     docker's "Error response from daemon: ...", apt's "E: ...", cobra's "Error: ..."),
     #     in a task or a service (a server that says so and nothing more did not start):
     #     fatal when it is the process's last word; a line of ordinary output after it says

@@ -287,9 +287,9 @@ def _report_goes_on(body: str) -> bool:
     A line that introduces what follows ("Unrecognized git object type:"), a record with
     a one-letter level of its own (apt's "N: See apt-secure(8) manpage ...", "W: ..."),
     make's record of the failed command ("make: *** [Makefile:2] 错误 128", in any
-    locale), the pointer to the command's help that ends many reports ("See 'docker run
-    --help'.", "Try \"sbatch --help\" for more information") or a line of the ending itself
-    (``next_step``'s "ending": "Shutting down shards") says nothing of the process going on.
+    locale) or the pointer to the command's help that ends many reports ("See 'docker run
+    --help'.", "Try \"sbatch --help\" for more information") says nothing of the process
+    going on (nor does a line of the ending itself, which the caller reads with next_step).
     """
     return (body.endswith(":") or body[1:3] == ": " and body[:1].isupper() or "*** [" in body[:200]
             or "--help" in body[:200])
@@ -1309,7 +1309,7 @@ class StageLogMonitor:
             return
         body = sh.body.strip()
         if is_errorish(body, gate_bits(body)) or _report_goes_on(body) or next_step(rest, sh) == "ending":
-            return
+            return  # more of the report, or the ending itself ("Shutting down shards")
         keep: list[_Pending] = []
         for p in self._pending:
             if _is_report(p.event) and p.event.end_line < no:
