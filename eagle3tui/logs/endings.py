@@ -130,3 +130,35 @@ def stop_requested(text: str) -> bool:
     if not any(lit in text for lit in STOP_LITERALS):
         return False
     return _STOP_REQUESTED.search(text[:400]) is not None
+
+
+# -- a command's own final error report ---------------------------------------------------
+# The one line a command-line program prints on stderr when it gives up, with no logger
+# header, in the convention many programs share: "<prog>: error: <msg>" (argparse, sbatch,
+# srun, "slurmstepd: fatal: ..."), "error: <msg>" (cargo, git, tritonserver's "error: creating
+# server: ..."), "Error: <msg>" (Go programs built on cobra: ollama, helm, kubectl plugins), docker's
+# "Error response from daemon: <msg>" (after "docker: " when the CLI names itself), apt's
+# "E: <msg>". Not git's bare "fatal: <msg>": git is mostly a subprocess of the program that
+# writes the log (a version or hash looked up, "fatal: not a git repository"), and the
+# program goes on. "error"/"fatal" in lower case only (a logger writes its level in capitals:
+# "ERROR:root:x"). Not Python's exception line of class "error" (Python 2's socket.error,
+# select.error: "error: [Errno 104] Connection reset by peer", the last line of a traceback
+# a server logs for one request); a compiler's diagnostic carries a position ("x.c:3:5: error: ...",
+# "error[E0425]: ...") that this shape does not admit. The line is
+# the process's last word when nothing ordinary follows it; what does follow is read by the
+# monitor, which settles it (a line of ordinary output after it: the process went on).
+_COMMAND_REPORT = re.compile(
+    r"(?:[\w.+-]{1,40}: )?error: (?=\S)(?!\[Errno )|[\w.+-]{1,40}: fatal: (?=\S)"
+    r"|(?:[\w.+-]{1,40}: )?Error response from daemon: (?=\S)"
+    r"|Error: (?=\S)"
+    r"|E: (?=[A-Z])"
+)
+REPORT_LITERALS = ("rror: ", "atal: ", "E: ", "from daemon: ")
+
+
+def command_report(text: str) -> bool:
+    """Whether ``text`` (a line, its environment's prefixes peeled) is a command's own final error report."""
+    head = text[:120]
+    if not any(lit in head for lit in REPORT_LITERALS):
+        return False
+    return _COMMAND_REPORT.match(head) is not None

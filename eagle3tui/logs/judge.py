@@ -618,6 +618,12 @@ EXPLAIN = {
         "its top-level logger, which names no module): it is exiting.",
         "Read the error and the lines before it; fix the cause and rerun.",
     ),
+    "final-report": (
+        "The command printed its own final error report, in the shape command-line programs share "
+        "(\"prog: error: ...\", \"error: ...\", \"prog: fatal: ...\", \"Error response from daemon: ...\", "
+        "\"E: ...\"), and nothing after it: it gave up.",
+        "Read the error: it names what the command could not do; fix it and rerun.",
+    ),
     "model-unusable": (
         "The model (or its weights/checkpoint) could not be loaded or found: nothing can be served or trained without it.",
         "Check the model path or name in pipeline.toml, that the file is complete (not an error page or a partial "
@@ -943,7 +949,10 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     #     request's failure in a server, or the program says what it does instead.
     if exc is None and level not in ("info", "debug", "warning") and not (g & G_FALLBACK and _FALLBACK.search(body)):
         model = g & G_MODEL and _MODEL_UNUSABLE.search(body) is not None
-        step = level == "error" and "failed" in body and _STEP_FAILED.match(body) is not None
+        # A command's own final report is no named step's record: 7a reads it, as the
+        # command's last word or not ("sbatch: error: Batch job submission failed: ...").
+        step = (level == "error" and "failed" in body and _STEP_FAILED.match(body) is not None
+                and not endings.command_report(text))
         if model or step:
             if service and is_request_source(text, sh, g):
                 return make("warning", "request-failed")
@@ -1014,6 +1023,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         and notice_grammar.decided(body, leveled=False)
     ):
         return make("benign", "decision-notice")
+    # 7a. A command's own final error report, in the convention many command-line programs
+    #     share ("sbatch: error: ...", "error: creating server: ...", "slurmstepd: fatal: ...",
+    #     docker's "Error response from daemon: ...", apt's "E: ...", cobra's "Error: ..."),
+    #     in a task or a service (a server that says so and nothing more did not start):
+    #     fatal when it is the process's last word; a line of ordinary output after it says
+    #     it went on (the monitor settles it), and live the exit code decides.
+    if exc is None and level not in ("info", "debug", "warning") and len(body) > 2 and endings.command_report(text):
+        if _INTRODUCES_LIST.search(body[-120:]):
+            return make("warning", "error-line", held=True)
+        # cobra's "Error: ..." keeps the name step 8 gave it before this step read the others.
+        return make("fatal", "top-level-error" if text.startswith("Error: ") else "final-report", pending=True)
     # 8. An exception line outside any traceback: uncaught, unless a request failed.
     #    "Error: ..." at the very start of a line is a CLI's final report
     #    (Rust/Go main returning an error, click): the same, for other languages.

@@ -34,8 +34,8 @@ from eagle3tui.logs.frames import continues_run, is_jvm_frame, starts_run
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.judge import (
-    EXPLAIN, Verdict, announces_shutdown, answered_request, is_recovery, is_request_frame, is_request_source, judge_line,
-    judge_traceback, make, next_step,
+    EXPLAIN, Verdict, announces_shutdown, answered_request, gate_bits, is_errorish, is_recovery, is_request_frame,
+    is_request_source, judge_line, judge_traceback, make, next_step,
 )
 from eagle3tui.logs.progress import (
     PROGRESS_SHAPE,
@@ -273,6 +273,26 @@ class _OpenTraceback:
     # raw line between two of its lines is another stream's, which does not end it.
     record: tuple[str | None, str] | None = None
     foreign: int = 0  # raw lines of another stream read since its last own line
+
+
+def _is_report(ev: LogEvent) -> bool:
+    """Whether a pending event is a command's own final error report (judge step 7a; cobra's
+    "Error: ..." keeps its older name, top-level-error, which also names other records)."""
+    return ev.rule == "final-report" or ev.rule == "top-level-error" and endings.command_report(ev.text)
+
+
+def _report_goes_on(body: str) -> bool:
+    """Whether a line after a command's final report is still part of that report or ending.
+
+    A line that introduces what follows ("Unrecognized git object type:"), a record with
+    a one-letter level of its own (apt's "N: See apt-secure(8) manpage ...", "W: ..."),
+    make's record of the failed command ("make: *** [Makefile:2] 错误 128", in any
+    locale) or the pointer to the command's help that ends many reports ("See 'docker run
+    --help'.", "Try \"sbatch --help\" for more information") says nothing of the process
+    going on (nor does a line of the ending itself, which the caller reads with next_step).
+    """
+    return (body.endswith(":") or body[1:3] == ": " and body[:1].isupper() or "*** [" in body[:200]
+            or "--help" in body[:200])
 
 
 @dataclass
@@ -1236,6 +1256,8 @@ class StageLogMonitor:
 
         ``before``: what precedes ``rest`` on the line (a worker prefix names its speaker).
         """
+        if self._pending and rest.strip() and any(_is_report(p.event) for p in self._pending):
+            self._after_report(rest, no)
         if self.stage_kind == "service" and self._pending and answered_request(rest):
             # A part of a server died (a model runner, a worker) and the server
             # then answered a request, even with a 500: the server outlived it.
@@ -1272,6 +1294,29 @@ class StageLogMonitor:
             self._pending = keep_p
             if step == "restarted":
                 self._recovered(no)
+
+    def _after_report(self, rest: str, no: int) -> None:
+        """A line after a command's final error report: ordinary output says the process went on.
+
+        The report is the command's last word only if nothing ordinary follows: more of
+        the report (another error line, apt's "N:" notes, git's "Unable to checkout ...")
+        is error-looking; a line that is not ("Submitted batch job 3310344", "running
+        egg_info", a container's id) is the process, or the script around the command,
+        carrying on.
+        """
+        sh = shape(rest)
+        if sh.level in ("error", "fatal", "warning") or sh.category or endings.command_report(rest):
+            return
+        body = sh.body.strip()
+        if is_errorish(body, gate_bits(body)) or _report_goes_on(body) or next_step(rest, sh) == "ending":
+            return  # more of the report, or the ending itself ("Shutting down shards")
+        keep: list[_Pending] = []
+        for p in self._pending:
+            if _is_report(p.event) and p.event.end_line < no:
+                self._went_on(p, f"it printed ordinary output after it, line {no}")
+            else:
+                keep.append(p)
+        self._pending = keep
 
     def _settle_held(self, h: _Held, outcome: str | None, no: int) -> None:
         """Emit a held error as what ``outcome`` (the next step seen, or None) makes it."""
