@@ -39,9 +39,10 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # before scoring, never used to tune) moved it (its held-out half recognises 7 of 10 fatal endings, 2 of 6 benign
 # lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), to 0.862 / 0.024 /
 # 0.685 / 0.906; session eight's round one (stack frames in any framing, results by their layout,
-# the notice grammar) raised it to 154/174, 7/298, 62/89, 70/75, and round two kept it there ...
+# the notice grammar) raised it to 154/174, 7/298, 62/89, 70/75, and round cliend's final
+# error reports to 155/174 ...
 HELDOUT_1490_ROWS = 1490
-HELDOUT_FLOOR = {"fatal_recall": 0.885, "false_fatal": 0.024, "benign_recognised": 0.696, "progress_recognised": 0.933}
+HELDOUT_FLOOR = {"fatal_recall": 0.89, "false_fatal": 0.024, "benign_recognised": 0.696, "progress_recognised": 0.933}
 # ... its first 433 excerpts (rows 0-1365) at their measurement after all of session seven's
 # rounds (round fresh8, whose batch of rows 1263-1365 had moved the split, left 0.854 / 0.022 /
 # 0.711 / 0.913; the speaker cues of round whotalks then recognised more fatal endings) ...
@@ -203,6 +204,9 @@ def test_heldout_scores_do_not_regress(
 # eight's round one): collected to be representative, the ordinary lines around each failure taken
 # too, labelled and committed (2d7701a) before the classifier ran on it, and never used to tune —
 # round two's never-tuned check (8/14 fatal endings, 2/31 false fatal, 5/6 benign, 2/3 progress).
+# Both at their figures after session eight's last round (cliend, a command's own final error
+# report), which moved their fatal endings without anyone reading them: batch ten's held-out
+# half 11/14 -> 12/14, batch eleven's 8/14 -> 10/14 (round two had left both as they were).
 FRESH7_FROM_ROW = 1154
 FRESH8_FROM_ROW = 1263
 FRESH9_FROM_ROW = 1366
@@ -211,8 +215,8 @@ FRESH11_FROM_ROW = 1618
 FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
 FRESH8_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.8, "progress_recognised": 0.5}
 FRESH9_HELDOUT_FLOOR = {"fatal_recall": 0.7, "false_fatal": 0.035, "benign_recognised": 0.333, "progress_recognised": 0.833}
-FRESH10_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.5, "progress_recognised": 0.75}
-FRESH11_HELDOUT_FLOOR = {"fatal_recall": 0.571, "false_fatal": 0.065, "benign_recognised": 0.833, "progress_recognised": 0.666}
+FRESH10_HELDOUT_FLOOR = {"fatal_recall": 0.857, "false_fatal": 0.0, "benign_recognised": 0.5, "progress_recognised": 1.0}
+FRESH11_HELDOUT_FLOOR = {"fatal_recall": 0.714, "false_fatal": 0.065, "benign_recognised": 0.833, "progress_recognised": 0.666}
 
 
 @pytest.mark.parametrize(
