@@ -7,6 +7,14 @@ cues here answer one question each about how a process ends, in any program's wo
   without what it just failed to get ("Failed to load generation config for X: ...
   Proceeding without generation config."): whatever family the failure names, an
   optional part is absent, nothing ends.
+* :func:`ending_reported` -- whoever ran the process reports its failing end (an exit
+  status in systemd's, supervisord's or a build runner's shape, a part declared dead or
+  not started, "stopped: <an error>").
+* :func:`stop_requested` -- the process says a stop was asked of it; the endings it
+  reports next are that stop, not a failure.
+* :func:`command_report` -- a command's own final error report (``prog: error: ...``,
+  ``error: ...``, docker's ``Error response from daemon: ...``, apt's ``E: ...``): its
+  last word unless ordinary output follows.
 
 Every pattern is anchored or bounded (tests/test_logs_patterns_bounded.py) and runs
 on a bounded slice of the line.

@@ -291,7 +291,7 @@ def _report_goes_on(body: str) -> bool:
     --help'.", "Try \"sbatch --help\" for more information") says nothing of the process
     going on (nor does a line of the ending itself, which the caller reads with next_step).
     """
-    return (body.endswith(":") or body[1:3] == ": " and body[:1].isupper() or "*** [" in body[:200]
+    return (body.endswith(":") or (body[1:3] == ": " and body[:1].isupper()) or "*** [" in body[:200]
             or "--help" in body[:200])
 
 
