@@ -161,12 +161,33 @@ def corpus_tune_row(row_id: str) -> dict:
     raise AssertionError(f"{row_id} is not in the corpus")
 
 
-def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
-    """The most serious event kind of ``text`` classified as a whole log (``eagle3tui classify``), and its rules."""
+def top_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, list]:
+    """The most serious event kind of ``text`` classified as a whole log (``eagle3tui classify``), and all its events."""
     events = classified_events(tmp_path, text, kind)
     kinds = {e.kind for e in events}
-    top = next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info")
+    return next((k for k in ("fatal", "warning", "benign", "progress") if k in kinds), "info"), events
+
+
+def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set[str]]:
+    """The most serious event kind of ``text`` classified as a whole log, and the rules of that kind."""
+    top, events = top_verdict(tmp_path, text, kind)
     return top, {e.rule for e in events if e.kind == top}
+
+
+def fatal_set_figures(tmp_path: Path, rows: list[dict]) -> tuple[dict[str, int], dict[str, str]]:
+    """How a fresh set of fatal endings and look-alikes (rows with id, text, kind, label) is judged.
+
+    Returns the figures (fatal endings called fatal, look-alikes not called fatal, verdicts
+    equal to the label) and each row's verdict by id.
+    """
+    got = {r["id"]: top_verdict(tmp_path, r["text"], r["kind"])[0] for r in rows}
+    fatal = [r for r in rows if r["label"] == "fatal"]
+    other = [r for r in rows if r["label"] != "fatal"]
+    return {
+        "fatal_called_fatal": sum(got[r["id"]] == "fatal" for r in fatal),
+        "non_fatal_not_fatal": sum(got[r["id"]] != "fatal" for r in other),
+        "exact": sum(got[r["id"]] == r["label"] for r in rows),
+    }, got
 
 
 def _cmdline(pid: int) -> list[str]:

@@ -21,23 +21,16 @@ import pytest
 from eagle3tui.logs import endings
 from eagle3tui.logs.judge import is_errorish, gate_bits
 from eagle3tui.logs.offline import classify_log
-from tests.conftest import bench_module
+from tests.conftest import bench_module, fatal_set_figures, top_verdict
 from tests.fatal_endings_set import FATAL_ENDINGS_SET
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = {r["id"]: r for r in FATAL_ENDINGS_SET}
-_SEVERITY = ("fatal", "warning", "benign", "progress")
 # Scored once on the branch's start (f1a1d02) before any cue of this round, once after.
 BEFORE = {"fatal_called_fatal": 21, "non_fatal_not_fatal": 16, "exact": 29}
 AFTER = {"fatal_called_fatal": 28, "non_fatal_not_fatal": 18, "exact": 38}
 
 
-def _verdict(tmp_path: Path, text: str, kind: str) -> tuple[str, list]:
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n", encoding="utf-8")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    kinds = {e.kind for e in events}
-    return next((k for k in _SEVERITY if k in kinds), "info"), events
 
 
 def test_the_fresh_set_is_what_its_docstring_says() -> None:
@@ -54,14 +47,7 @@ def test_the_fresh_set_is_what_its_docstring_says() -> None:
 
 
 def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
-    got = {r["id"]: _verdict(tmp_path, r["text"], r["kind"])[0] for r in FATAL_ENDINGS_SET}
-    fatal = [r for r in FATAL_ENDINGS_SET if r["label"] == "fatal"]
-    other = [r for r in FATAL_ENDINGS_SET if r["label"] != "fatal"]
-    figures = {
-        "fatal_called_fatal": sum(got[r["id"]] == "fatal" for r in fatal),
-        "non_fatal_not_fatal": sum(got[r["id"]] != "fatal" for r in other),
-        "exact": sum(got[r["id"]] == r["label"] for r in FATAL_ENDINGS_SET),
-    }
+    figures, got = fatal_set_figures(tmp_path, FATAL_ENDINGS_SET)
     for key, floor in AFTER.items():
         assert figures[key] >= floor, (key, figures, got)
     assert figures["fatal_called_fatal"] > BEFORE["fatal_called_fatal"]
@@ -75,7 +61,7 @@ def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
 )
 def test_an_ending_told_by_what_ran_the_process_is_fatal(tmp_path: Path, row_id: str) -> None:
     r = ROWS[row_id]
-    assert _verdict(tmp_path, r["text"], r["kind"])[0] == "fatal", row_id
+    assert top_verdict(tmp_path, r["text"], r["kind"])[0] == "fatal", row_id
 
 
 @pytest.mark.parametrize(
@@ -118,10 +104,10 @@ def test_look_alikes_are_no_reported_ending(body: str) -> None:
 
 def test_a_supervisor_that_restarts_the_program_settles_its_exit(tmp_path: Path) -> None:
     r = ROWS["supervisor-1663"]  # "exited: postgresql (exit status 0; not expected)", then "spawned: ..."
-    kind, events = _verdict(tmp_path, r["text"], r["kind"])
+    kind, events = top_verdict(tmp_path, r["text"], r["kind"])
     assert kind != "fatal", events
     # without the restart the same exit is the service's end
-    assert _verdict(tmp_path, r["text"].split("\n")[0], r["kind"])[0] == "fatal"
+    assert top_verdict(tmp_path, r["text"].split("\n")[0], r["kind"])[0] == "fatal"
 
 
 def test_no_non_fatal_tune_row_reports_an_ending() -> None:
@@ -217,21 +203,21 @@ def test_the_endings_of_a_requested_stop_are_no_failure(tmp_path: Path, row_id: 
     # fatal on f1a1d02: compose's "ERROR: Aborting." after Ctrl+C; Postgres's FATAL record and a
     # worker's exit status 1 after "received fast shutdown request"
     r = ROWS[row_id]
-    kind, events = _verdict(tmp_path, r["text"], r["kind"])
+    kind, events = top_verdict(tmp_path, r["text"], r["kind"])
     assert kind != "fatal", events
     assert "stop-requested" in {e.rule for e in events}
 
 
 def test_without_the_request_the_same_endings_stay_fatal(tmp_path: Path) -> None:
     lines = ROWS["crunchy-postgres-operator-3798"]["text"].split("\n")
-    assert _verdict(tmp_path, "\n".join(lines[1:]), "service")[0] == "fatal"
+    assert top_verdict(tmp_path, "\n".join(lines[1:]), "service")[0] == "fatal"
 
 
 def test_a_crash_after_a_requested_stop_stays_fatal(tmp_path: Path) -> None:
     # real lines of two threads: the stop of docker/compose#2787, the shell's report of a
     # segmentation fault of alanhoff/rust-webview#5; a crash is not how a stop is reported
     text = "^CGracefully stopping... (press Ctrl+C again to force)\nzsh: segmentation fault  cargo run"
-    assert _verdict(tmp_path, text, "task")[0] == "fatal"
+    assert top_verdict(tmp_path, text, "task")[0] == "fatal"
 
 
 @pytest.mark.parametrize(

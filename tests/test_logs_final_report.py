@@ -22,13 +22,12 @@ import pytest
 
 from eagle3tui.logs import endings
 from eagle3tui.logs.offline import classify_log
-from tests.conftest import bench_module, corpus_tune_row
+from tests.conftest import bench_module, corpus_tune_row, fatal_set_figures, top_verdict
 from tests.fatal_endings_set import FATAL_ENDINGS_SET
 from tests.final_report_set import FINAL_REPORT_SET
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = {r["id"]: r for r in FINAL_REPORT_SET}
-_SEVERITY = ("fatal", "warning", "benign", "progress")
 # The verdicts of a final report: cobra's "Error: ..." keeps its older name.
 REPORT_RULES = {"final-report", "top-level-error"}
 # Scored once on the branch's start (8f0db91) before any change of this round, once after.
@@ -36,12 +35,6 @@ BEFORE = {"fatal_called_fatal": 16, "non_fatal_not_fatal": 8, "exact": 17}
 AFTER = {"fatal_called_fatal": 25, "non_fatal_not_fatal": 10, "exact": 27}
 
 
-def _verdict(tmp_path: Path, text: str, kind: str) -> tuple[str, list]:
-    log = tmp_path / "x.log"
-    log.write_text(text + "\n", encoding="utf-8")
-    events, _ = classify_log(log, stage_kind=kind, progress_events=True, include_info=True)
-    kinds = {e.kind for e in events}
-    return next((k for k in _SEVERITY if k in kinds), "info"), events
 
 
 def test_the_fresh_set_is_what_its_docstring_says() -> None:
@@ -64,14 +57,7 @@ def test_the_fresh_set_is_what_its_docstring_says() -> None:
 
 
 def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
-    got = {r["id"]: _verdict(tmp_path, r["text"], r["kind"])[0] for r in FINAL_REPORT_SET}
-    fatal = [r for r in FINAL_REPORT_SET if r["label"] == "fatal"]
-    other = [r for r in FINAL_REPORT_SET if r["label"] != "fatal"]
-    figures = {
-        "fatal_called_fatal": sum(got[r["id"]] == "fatal" for r in fatal),
-        "non_fatal_not_fatal": sum(got[r["id"]] != "fatal" for r in other),
-        "exact": sum(got[r["id"]] == r["label"] for r in FINAL_REPORT_SET),
-    }
+    figures, got = fatal_set_figures(tmp_path, FINAL_REPORT_SET)
     for key, floor in AFTER.items():
         assert figures[key] >= floor, (key, figures, got)
     assert figures["fatal_called_fatal"] > BEFORE["fatal_called_fatal"]
@@ -87,7 +73,7 @@ def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
 )
 def test_a_commands_last_word_is_fatal(tmp_path: Path, row_id: str) -> None:
     r = ROWS[row_id]
-    kind, events = _verdict(tmp_path, r["text"], r["kind"])
+    kind, events = top_verdict(tmp_path, r["text"], r["kind"])
     assert kind == "fatal", (row_id, [(e.kind, e.rule) for e in events])
     assert "final-report" in {e.rule for e in events if e.kind == "fatal"}
 
@@ -98,7 +84,7 @@ def test_a_commands_last_word_is_fatal(tmp_path: Path, row_id: str) -> None:
 )
 def test_the_tune_rows_that_end_in_a_final_report(tmp_path: Path, row_id: str) -> None:
     row = corpus_tune_row(row_id)
-    kind, events = _verdict(tmp_path, row["text"], row["kind"])
+    kind, events = top_verdict(tmp_path, row["text"], row["kind"])
     assert kind == "fatal" == row["label"], [(e.kind, e.rule) for e in events]
     assert "final-report" in {e.rule for e in events if e.kind == "fatal"}
 
@@ -109,7 +95,7 @@ def test_the_tune_rows_that_end_in_a_final_report(tmp_path: Path, row_id: str) -
 @pytest.mark.parametrize("row_id", ["sdsc-si-55", "jetstream-18", "maven-archetypes-3"])
 def test_a_report_followed_by_ordinary_output_is_a_warning(tmp_path: Path, row_id: str) -> None:
     r = ROWS[row_id]
-    kind, events = _verdict(tmp_path, r["text"], r["kind"])
+    kind, events = top_verdict(tmp_path, r["text"], r["kind"])
     assert kind == "warning", (row_id, [(e.kind, e.rule) for e in events])
     assert any(e.rule in REPORT_RULES and "went on" in e.explanation for e in events)
 
@@ -134,7 +120,7 @@ def test_more_of_the_report_is_no_going_on(tmp_path: Path) -> None:
     # The ending itself (a server's "Shutting down shards" after "Error: ShardCannotStart",
     # text-generation-inference-1627-1 of the tune split) keeps the report fatal.
     row = corpus_tune_row("text-generation-inference-1627-1")
-    _, events = _verdict(tmp_path, row["text"], row["kind"])
+    _, events = top_verdict(tmp_path, row["text"], row["kind"])
     assert [e.kind for e in events if e.rule in REPORT_RULES] == ["fatal"]
 
 
@@ -181,7 +167,7 @@ def test_the_structfatal_look_alikes_stay_non_fatal(tmp_path: Path) -> None:
     """The previous round's fresh look-alikes (git's lone "fatal:" notice among them) stay non-fatal."""
     for r in FATAL_ENDINGS_SET:
         if r["label"] != "fatal":
-            assert _verdict(tmp_path, r["text"], r["kind"])[0] != "fatal", r["id"]
+            assert top_verdict(tmp_path, r["text"], r["kind"])[0] != "fatal", r["id"]
 
 
 def test_no_non_fatal_tune_row_turns_fatal_by_a_final_report() -> None:
