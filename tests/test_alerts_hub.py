@@ -142,11 +142,18 @@ def test_sigkill_while_appending_leaves_only_whole_lines(tmp_path: Path) -> None
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+    # A kill can land between two pages of one write (the kernel checks for a fatal signal
+    # there), so the last line may be torn; every line before it is whole and in order, and
+    # the next open cuts the torn tail and says so.
     data = path.read_bytes()
-    assert data.endswith(b"\n")
-    rows = [json.loads(x) for x in data.splitlines()]
+    whole, _, torn = data.rpartition(b"\n")
+    rows = [json.loads(x) for x in whole.splitlines()]
     assert len(rows) > 10
     assert [r["details"]["i"] for r in rows] == list(range(1, len(rows) + 1))
+    reopened = AlertLog(path)
+    reopened.close()
+    assert (reopened.repaired is not None) == bool(torn)
+    assert path.read_bytes() == whole + b"\n"
 
 
 def test_human_line_is_safe_and_quotes_the_log_line() -> None:
@@ -177,3 +184,34 @@ def test_stdout_sink_survives_a_closed_stream() -> None:
     assert "hello" in buf.getvalue() and buf.getvalue().endswith("\n")
     buf.close()
     sink(Alert("info", "k", "after close"))  # no exception
+
+
+def test_a_write_the_file_size_limit_cuts_short_is_an_error_not_a_silent_half_line(tmp_path: Path) -> None:
+    # A write that crosses RLIMIT_FSIZE writes what fits and returns a short count; ignoring
+    # that count delivered half an alert and reported success. The append now writes the
+    # rest, which the limit refuses (EFBIG): the caller learns the alert was not stored.
+    path = tmp_path / "alerts.jsonl"
+    script = textwrap.dedent(f"""
+        import os, resource, signal, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from eagle3tui.alerts import Alert, AlertLog
+        log = AlertLog({str(path)!r})
+        log.append(Alert("warning", "log-warning", "first"))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        size = os.path.getsize({str(path)!r})
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, resource.RLIM_INFINITY))
+        try:
+            log.append(Alert("critical", "fatal-log-event", "x" * 5000))
+        except OSError as e:
+            print("refused", e.errno)
+        else:
+            print("stored")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "refused", out.stdout
+    # The torn second line is cut by the next open, and the first alert is intact.
+    log = AlertLog(path)
+    log.close()
+    assert log.repaired is not None
+    assert [json.loads(x)["message"] for x in path.read_bytes().splitlines()] == ["first"]

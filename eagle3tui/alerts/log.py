@@ -58,13 +58,21 @@ class AlertLog:
             return
 
     def append(self, alert: Alert) -> None:
-        """Write one line and fsync it; one ``write`` call so readers never see half a line."""
-        line = json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
-                          default=str) + "\n"
+        """Write one line and fsync it.
+
+        One ``write`` call, so that a reader sees the line whole in the usual case. The
+        kernel may still stop a write of several pages part-way (a short count, or SIGKILL
+        between two pages); the rest is written by the loop, and a line torn by a kill is
+        cut by the next open (``_repair``), so readers skip at most the last line.
+        """
+        data = (json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
+                           default=str) + "\n").encode("ascii")
         with self._lock:
             try:
                 self._follow_path()
-                os.write(self._fd, line.encode("ascii"))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
                 os.fsync(self._fd)
             except OSError as e:
                 self._error = e
