@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -172,6 +173,27 @@ def log_verdict(tmp_path: Path, text: str, kind: str = "task") -> tuple[str, set
     """The most serious event kind of ``text`` classified as a whole log, and the rules of that kind."""
     top, events = top_verdict(tmp_path, text, kind)
     return top, {e.rule for e in events if e.kind == top}
+
+
+_THREAD_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
+
+
+def assert_fresh_rows(rows: list[dict], used_urls: set[str]) -> None:
+    """Each row of a fresh set names a public thread none of ``used_urls`` is, and is copied as a log."""
+    for r in rows:
+        assert _THREAD_URL.match(r["url"]), r["id"]
+        assert r["url"] not in used_urls, r["id"]  # fresh: no thread the corpus (or another set) holds
+        assert r["label"] in ("fatal", "benign", "warning", "info") and r["kind"] in ("task", "service"), r["id"]
+        assert all(line == line.rstrip() for line in r["text"].split("\n")), r["id"]
+
+
+def assert_after_figure(tmp_path: Path, rows: list[dict], before: dict[str, int], after: dict[str, int]) -> None:
+    """A fresh set of fatal endings holds its figures after a round, and beats its figures before."""
+    figures, got = fatal_set_figures(tmp_path, rows)
+    for key, floor in after.items():
+        assert figures[key] >= floor, (key, figures, got)
+    assert figures["fatal_called_fatal"] > before["fatal_called_fatal"]
+    assert figures["non_fatal_not_fatal"] > before["non_fatal_not_fatal"]
 
 
 def fatal_set_figures(tmp_path: Path, rows: list[dict]) -> tuple[dict[str, int], dict[str, str]]:

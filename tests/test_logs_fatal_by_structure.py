@@ -13,7 +13,6 @@ fatal family's line that says the program proceeds without the thing is no death
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from eagle3tui.logs import endings
 from eagle3tui.logs.judge import is_errorish, gate_bits
 from eagle3tui.logs.offline import classify_log
-from tests.conftest import bench_module, fatal_set_figures, top_verdict
+from tests.conftest import bench_module, assert_after_figure, assert_fresh_rows, top_verdict
 from tests.fatal_endings_set import FATAL_ENDINGS_SET
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,20 +37,11 @@ def test_the_fresh_set_is_what_its_docstring_says() -> None:
     labels = [r["label"] for r in FATAL_ENDINGS_SET]
     assert labels.count("fatal") == 30
     corpus_urls = {json.loads(line)["url"] for line in (ROOT / "tests/fixtures/corpus/corpus.jsonl").open()}
-    url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
-    for r in FATAL_ENDINGS_SET:
-        assert url.match(r["url"]), r["id"]
-        assert r["url"] not in corpus_urls, r["id"]  # fresh: no thread the corpus holds
-        assert r["label"] in ("fatal", "benign", "warning", "info") and r["kind"] in ("task", "service"), r["id"]
-        assert all(line == line.rstrip() for line in r["text"].split("\n")), r["id"]
+    assert_fresh_rows(FATAL_ENDINGS_SET, corpus_urls)
 
 
 def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
-    figures, got = fatal_set_figures(tmp_path, FATAL_ENDINGS_SET)
-    for key, floor in AFTER.items():
-        assert figures[key] >= floor, (key, figures, got)
-    assert figures["fatal_called_fatal"] > BEFORE["fatal_called_fatal"]
-    assert figures["non_fatal_not_fatal"] > BEFORE["non_fatal_not_fatal"]
+    assert_after_figure(tmp_path, FATAL_ENDINGS_SET, BEFORE, AFTER)
 
 
 # Fatal endings the classifier missed before this round (info, warning or benign then).

@@ -22,7 +22,7 @@ import pytest
 
 from eagle3tui.logs import endings
 from eagle3tui.logs.offline import classify_log
-from tests.conftest import bench_module, corpus_tune_row, fatal_set_figures, top_verdict
+from tests.conftest import bench_module, corpus_tune_row, assert_after_figure, assert_fresh_rows, top_verdict
 from tests.fatal_endings_set import FATAL_ENDINGS_SET
 from tests.final_report_set import FINAL_REPORT_SET
 
@@ -45,23 +45,14 @@ def test_the_fresh_set_is_what_its_docstring_says() -> None:
     for other in (ROOT / "tests").glob("*.py"):
         if other.name not in ("final_report_set.py", Path(__file__).name):
             quoted |= set(re.findall(r"https://github\.com/[^\s\"'#)]+", other.read_text(errors="replace")))
-    url = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
     urls = [r["url"] for r in FINAL_REPORT_SET]
     assert len(set(urls)) == len(urls)
     assert len({"/".join(u.split("/")[3:5]) for u in urls}) >= 38  # many programs, not one
-    for r in FINAL_REPORT_SET:
-        assert url.match(r["url"]), r["id"]
-        assert r["url"] not in corpus_urls and r["url"] not in quoted, r["id"]  # fresh
-        assert r["label"] in ("fatal", "benign", "warning", "info") and r["kind"] in ("task", "service"), r["id"]
-        assert all(line == line.rstrip() for line in r["text"].split("\n")), r["id"]
+    assert_fresh_rows(FINAL_REPORT_SET, corpus_urls | quoted)
 
 
 def test_the_fresh_set_holds_its_after_figure(tmp_path: Path) -> None:
-    figures, got = fatal_set_figures(tmp_path, FINAL_REPORT_SET)
-    for key, floor in AFTER.items():
-        assert figures[key] >= floor, (key, figures, got)
-    assert figures["fatal_called_fatal"] > BEFORE["fatal_called_fatal"]
-    assert figures["non_fatal_not_fatal"] > BEFORE["non_fatal_not_fatal"]
+    assert_after_figure(tmp_path, FINAL_REPORT_SET, BEFORE, AFTER)
 
 
 # Final reports the classifier missed before this round (a warning or information then), in a
