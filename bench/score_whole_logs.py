@@ -11,14 +11,17 @@ a real subprocess prints the log line by line and ends the way the recorded
 process ended, while ``eagle3tui --watch --run-all`` supervises it. The
 alerts file and the driver's per-line verdicts are then scored:
 
-* ``died``: exactly one critical alert for the stage? Does the
+* ``died``: one alert per failure (at most one ``fatal-log-event`` critical
+  and one ``stage-failed``) and one page: the replay's ``[alerts] command``
+  records what it is run for (``min_level = "critical"``), and a death must
+  run it once. Does the
   ``stage-failed`` alert lead with the cause (its cause event spans the
   line the source names; for a death with no line of its own, no cause is
   quoted and the message is the exit code and its hint)? Fatal verdicts on
   other lines before the cause are false fatals; after it they are counted
   as the failure's echoes (a launcher's report, other ranks).
-* ``completed`` / ``serving``: any critical alert or fatal verdict is a
-  false alarm, and ``--watch`` must exit 0.
+* ``completed`` / ``serving``: any critical alert, page or fatal verdict is
+  a false alarm, and ``--watch`` must exit 0.
 
 A ``service`` log is replayed as a service with a client stage that
 depends on it: the client ends once the service has printed its log (or
@@ -95,8 +98,33 @@ def load_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def _pipeline_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
+# The pager: what the ``[alerts] command`` is run for, one JSON object per run.
+PAGER = textwrap.dedent("""
+    import json, sys
+    with open(sys.argv[1], "a") as f:
+        f.write(json.dumps(json.load(sys.stdin)) + "\\n")
+""")
+
+
+def _pipeline_toml(row: dict[str, Any], work: Path, hold_fatal: str | None = None
+                   ) -> tuple[str, str]:
     """The pipeline text for one replay and the name of the stage under test."""
+    stages, stage = _stages_toml(row, work)
+    return _alerts_toml(work, hold_fatal) + stages, stage
+
+
+def _alerts_toml(work: Path, hold: str | None) -> str:
+    """Critical alerts run the pager; ``hold`` overrides ``hold_fatal`` (None: the default)."""
+    py = json.dumps(sys.executable)
+    argv = f"[{py}, {json.dumps(str(work / 'pager.py'))}, {json.dumps(str(work / 'pages.jsonl'))}]"
+    return f"""
+[alerts]
+command = {argv}
+min_level = "critical"
+""" + (f"hold_fatal = {json.dumps(hold)}\n" if hold else "")
+
+
+def _stages_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
     py = json.dumps(sys.executable)
     log = json.dumps(str(FIXTURES / f"{row['id']}.log"))
     replay = json.dumps(str(work / "replay.py"))
@@ -130,12 +158,14 @@ command = [{py}, {client}, {json.dumps(str(marker))}, "20"]
 """, "serve")
 
 
-def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0) -> dict[str, Any]:
+def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0,
+               hold_fatal: str | None = None) -> dict[str, Any]:
     """Run one log as a stage under ``eagle3tui --watch --run-all``; return what came out."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "replay.py").write_text(REPLAY)
     (work / "client.py").write_text(CLIENT)
-    text, stage = _pipeline_toml(row, work)
+    (work / "pager.py").write_text(PAGER)
+    text, stage = _pipeline_toml(row, work, hold_fatal)
     cfg = work / "pipeline.toml"
     cfg.write_text(text)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -157,8 +187,12 @@ def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0) -> dict[
     verdicts: list[dict[str, Any]] = []
     for p in sorted((state / "runs" / stage).glob("*.verdicts.jsonl")):
         verdicts += [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    pages_path = work / "pages.jsonl"
+    pages = ([json.loads(x) for x in pages_path.read_text().splitlines() if x.strip()]
+             if pages_path.exists() else [])
     return {"id": row["id"], "stage": stage, "watch_rc": rc, "seconds": round(time.monotonic() - started, 1),
-            "alerts": [a for a in alerts if a.get("stage") == stage], "verdicts": verdicts}
+            "alerts": [a for a in alerts if a.get("stage") == stage], "verdicts": verdicts,
+            "pages": [a for a in pages if a.get("stage") == stage]}
 
 
 def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
@@ -175,6 +209,7 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
     fatal = [v for v in got["verdicts"] if v.get("kind") == "fatal" and v.get("rule") != "early-exit"]
     out: dict[str, Any] = {"id": row["id"], "outcome": row["outcome"], "kind": row["kind"],
                            "watch_rc": got["watch_rc"], "criticals": len(crit),
+                           "pages": [a["kind"] for a in got.get("pages", [])],
                            "critical_kinds": [a["kind"] for a in crit], "early_exit": bool(early),
                            "repeat_counts": len(every) - len(crit)}
     fatal_alerts = [a for a in crit if a["kind"] == "fatal-log-event"]
@@ -184,7 +219,7 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
         stop = row.get("stop_line")
         out["after_stop_fatal_lines"] = sorted({v["line"] for v in fatal if stop and v["line"] >= stop})
         fatal = [v for v in fatal if not stop or v["line"] < stop]
-        out["false_alarm"] = bool(crit or fatal)
+        out["false_alarm"] = bool(crit or fatal or out["pages"])
         out["fatal_lines"] = sorted({v["line"] for v in fatal})
         out["ok"] = not out["false_alarm"] and got["watch_rc"] == 0
         return out
@@ -225,13 +260,14 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
         needle = (m.group(0) if m else line.strip())[:50]
         names_cause = message.startswith("failed: ") and needle in message
     out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
+               one_page=out["pages"] == ["stage-failed"],
                one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
                cause_quoted=cause_ok, cause_line=cause_line,
                quoted_line=(cause or {}).get("line"), quoted_rule=(cause or {}).get("rule"),
                message=(failed[0]["message"][:160] if failed else None),
                false_fatal_lines=before, echo_fatal_lines=after)
-    out["ok"] = (out["one_alert_per_failure"] and cause_ok and names_cause and not before
-                 and got["watch_rc"] == 1)
+    out["ok"] = (out["one_alert_per_failure"] and out["one_page"] and cause_ok and names_cause
+                 and not before and got["watch_rc"] == 1)
     return out
 
 
@@ -247,6 +283,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "logs": len(results), "died": len(died), "completed_or_serving": len(calm),
         "died_one_critical": frac(sum(r["one_critical"] for r in died), len(died)),
         "died_one_alert_per_failure": frac(sum(r["one_alert_per_failure"] for r in died), len(died)),
+        "died_one_page": frac(sum(r["one_page"] for r in died), len(died)),
         "died_cause_quoted": frac(sum(r["cause_quoted"] for r in died), len(died)),
         "died_message_names_cause": frac(sum(r["message_names_cause"] for r in died), len(died)),
         "died_with_false_fatals": sum(bool(r["false_fatal_lines"]) for r in died),
@@ -257,9 +294,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def table(results: list[dict[str, Any]]) -> str:
     """The per-log table, as printed and as pasted into docs/logs.md."""
-    head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | cause quoted | "
+    head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | pages | cause quoted | "
             "message names it | false fatal lines | watch exit | ok |")
-    rows = [head, "|" + "---|" * 8]
+    rows = [head, "|" + "---|" * 9]
     for r in results:
         if r["outcome"] == "died":
             want = "none (exit code)" if r["cause_line"] is None else f"line {r['cause_line']}"
@@ -275,18 +312,20 @@ def table(results: list[dict[str, Any]]) -> str:
         crit = f"{r['criticals']} ({kinds.count('fatal-log-event')} + {kinds.count('stage-failed')})"
         if r.get("repeat_counts"):
             crit += f" + {r['repeat_counts']} repeat count"
-        rows.append(f"| {r['id']} | {r['outcome']} | {crit} | "
+        pages = ", ".join(r.get("pages", [])) or "-"
+        rows.append(f"| {r['id']} | {r['outcome']} | {crit} | {pages} | "
                     f"{quoted} | {names} | {ff} | {r['watch_rc']} | {'yes' if r['ok'] else 'NO'} |")
     return "\n".join(rows)
 
 
-def run(rows: list[dict[str, Any]], keep: Path | None = None) -> list[dict[str, Any]]:
+def run(rows: list[dict[str, Any]], keep: Path | None = None,
+        hold_fatal: str | None = None) -> list[dict[str, Any]]:
     """Replay and judge every row; one temp directory per log."""
     results = []
     with tempfile.TemporaryDirectory(prefix="wholelogs-") as tmp:
         base = keep or Path(tmp)
         for row in rows:
-            got = replay_one(row, base / row["id"])
+            got = replay_one(row, base / row["id"], hold_fatal=hold_fatal)
             results.append(judge(row, got))
     return results
 
@@ -296,9 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="ids to replay (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-log results and totals here")
     ap.add_argument("--keep", type=Path, help="keep each replay's directory under this folder")
+    ap.add_argument("--hold-fatal", help="the replays' [alerts] hold_fatal (default: the config's)")
     args = ap.parse_args(argv)
     rows = [r for r in load_manifest() if not args.only or r["id"] in args.only]
-    results = run(rows, args.keep)
+    results = run(rows, args.keep, args.hold_fatal)
     totals = summarise(results)
     print(table(results))
     print()

@@ -47,7 +47,7 @@ READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
 ON_FATAL_KEYS = {"action", "grace"}
 ON_FATAL_ACTIONS = ("stop", "wait")
-ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window"}
+ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window", "hold_fatal"}
 RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
 LEVELS = ("info", "warning", "critical")
 
@@ -171,6 +171,9 @@ class AlertsConfig:
     rate_limit_per_min: int = 30
     timeout_s: float = 10.0
     dedup_window_s: float = 300.0
+    # How long the command's page of a fatal line waits for the stage to end,
+    # so that a death pages once (its stage-failed alert): alerts/notifier.py.
+    hold_fatal_s: float = 10.0
 
 
 @dataclass
@@ -902,8 +905,11 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
     window = b.duration(raw.get("dedup_window", 300), "alerts.dedup_window",
                         b.loc.key_line("alerts", "dedup_window") or b.loc.table_line("alerts"), 300.0,
                         "e.g. dedup_window = \"5m\" (0 merges nothing)")
+    hold = b.duration(raw.get("hold_fatal", 10), "alerts.hold_fatal",
+                      b.loc.key_line("alerts", "hold_fatal") or b.loc.table_line("alerts"), 10.0,
+                      "e.g. hold_fatal = \"10s\" (0 pages a fatal line at once, and again when the stage fails)")
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
-                        timeout_s=timeout, dedup_window_s=window)
+                        timeout_s=timeout, dedup_window_s=window, hold_fatal_s=hold)
 
 
 def find_cycle(stages: list[StageConfig]) -> list[str] | None:

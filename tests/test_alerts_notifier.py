@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 from conftest import wait_for
 
 from eagle3tui.alerts import Alert, AlertHub, build_hub
 from eagle3tui.config import load_config
+from eagle3tui.errors import ConfigError
 from eagle3tui.alerts.notifier import Notifier
 
 EVIL = "ERROR: $(touch pwned1) `touch pwned2` \"; touch pwned3; \" '; touch pwned4; ' $HOME"
@@ -195,3 +197,95 @@ def test_no_notifier_without_command(tmp_path: Path) -> None:
     assert hub.dedup_window_s == 300
     hub.close()
     assert os.path.exists(cfg_path)
+
+
+# -- one failure, one page ------------------------------------------------------
+def _fatal(stage: str = "train", attempt: int = 1) -> Alert:
+    return Alert("critical", "fatal-log-event", "The GPU ran out of memory", stage=stage,
+                 attempt=attempt, details={"rule": "oom", "line": 7,
+                                           "text": "torch.OutOfMemoryError: CUDA out of memory."})
+
+
+def _failed(stage: str = "train", attempt: int = 1) -> Alert:
+    return Alert("critical", "stage-failed",
+                 "failed: torch.OutOfMemoryError: CUDA out of memory. (exit 1)", stage=stage,
+                 attempt=attempt, details={"exit_code": 1, "line": 7})
+
+
+def _kinds(out: Path) -> list[str]:
+    return [json.loads(g["stdin"])["kind"] for g in _received(out)]
+
+
+def test_a_death_right_after_its_fatal_line_pages_once_with_the_stage_failed_alert(
+        tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", hold_s=30)
+    n.submit(_fatal())
+    n.submit(Alert("warning", "stage-failing", "still alive", stage="train", attempt=1))
+    n.submit(_failed())
+    assert n.close(wait_s=20)
+    assert _kinds(out) == ["stage-failed"]
+    assert n.coalesced == 2 and n.sent == 1
+
+
+def test_without_a_hold_a_death_pages_twice(tmp_path: Path) -> None:
+    # The counter-test: what hold_fatal = 0 asks for (and what every death did before).
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", hold_s=0)
+    n.submit(_fatal())
+    n.submit(_failed())
+    assert n.close(wait_s=20)
+    assert _kinds(out) == ["fatal-log-event", "stage-failed"]
+
+
+def test_a_process_still_alive_when_the_hold_runs_out_pages_for_its_fatal_line(
+        tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", hold_s=0.5)
+    t0 = time.monotonic()
+    n.submit(_fatal())
+    wait_for(lambda: len(_received(out)) == 1, timeout=15, what="the held page to go out")
+    assert time.monotonic() - t0 >= 0.5
+    assert _kinds(out) == ["fatal-log-event"]
+    # It ends later: that is a second fact (it ended), and it pages too.
+    n.submit(_failed())
+    assert n.close(wait_s=20)
+    assert _kinds(out) == ["fatal-log-event", "stage-failed"] and n.coalesced == 0
+
+
+def test_an_attempt_that_ends_without_failing_sends_its_held_page_at_once(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", hold_s=600)
+    n.submit(_fatal())
+    # A stop is info (below min_level) and still settles the attempt's hold.
+    n.submit(Alert("info", "stage-stopped", "stopped", stage="train", attempt=1))
+    wait_for(lambda: len(_received(out)) == 1, timeout=15, what="the page released by the stop")
+    assert _kinds(out) == ["fatal-log-event"]
+    assert n.close(wait_s=20)
+
+
+def test_holds_are_per_attempt_and_closing_sends_what_is_held(tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", hold_s=600)
+    n.submit(_fatal(attempt=1))
+    n.submit(_failed(attempt=2))  # another attempt's failure says nothing of attempt 1
+    wait_for(lambda: len(_received(out)) == 1, timeout=15, what="attempt 2's page")
+    assert n.close(wait_s=20)  # the driver exits with attempt 1 still running: its page goes out
+    got = [json.loads(g["stdin"]) for g in _received(out)]
+    assert sorted((a["kind"], a["attempt"]) for a in got) == [("fatal-log-event", 1),
+                                                              ("stage-failed", 2)]
+    assert n.coalesced == 0
+
+
+def test_hold_fatal_is_read_from_the_alerts_table_and_a_bad_value_names_the_key(
+        tmp_path: Path) -> None:
+    cfg_path = tmp_path / "pipeline.toml"
+    body = '[[stage]]\nname = "a"\ncommand = ["true"]\n'
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\nhold_fatal = "3s"\n' + body)
+    assert load_config(cfg_path).alerts.hold_fatal_s == 3
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\n' + body)
+    assert load_config(cfg_path).alerts.hold_fatal_s == 10
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\nhold_fatal = "soon"\n' + body)
+    with pytest.raises(ConfigError) as e:
+        load_config(cfg_path)
+    assert "alerts.hold_fatal" in str(e.value) and "pipeline.toml:3" in str(e.value), str(e.value)

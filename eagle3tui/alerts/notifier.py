@@ -11,6 +11,15 @@ back as alerts of kind ``notifier-*`` (which it never sends to itself, so a
 broken notifier cannot feed a loop). A bounded queue and a per-minute rate
 limit keep a flood from piling up processes; what is dropped is counted and
 said so, and is still in the alerts file.
+
+One failure, one page. A stage that dies of an error logs the error (a
+``fatal-log-event`` alert, written at once to the alerts file) and then ends
+(a ``stage-failed`` alert that leads with that error). Sending both would
+page a person twice for one failure, seconds apart. So the page of a fatal
+line waits up to ``hold_s`` for the attempt to end: if it fails meanwhile,
+its ``stage-failed`` alert is the one page; if it is still alive when the
+hold runs out (a process hung after its error, still holding its GPUs), the
+fatal line pages then. The hold delays the command only, never the record.
 """
 
 from __future__ import annotations
@@ -38,6 +47,11 @@ OWN_KIND_PREFIX = "notifier-"
 _MAX_ENV_MESSAGE = 2000
 _MAX_OUTPUT = 1000
 _STOP = object()
+_WAKE = object()  # a hold was added: the worker recomputes when to wake
+# Alerts of a failure still unfolding: their page waits for the attempt's end.
+HELD_KINDS = frozenset({"fatal-log-event", "stage-failing"})
+# Alerts that say an attempt ended; the held pages of that attempt are settled by them.
+ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
 
 
 def alert_env(alert: Alert) -> dict[str, str]:
@@ -60,7 +74,7 @@ class Notifier:
 
     def __init__(self, command: Sequence[str], *, min_level: str = "warning",
                  rate_limit_per_min: int = 30, timeout_s: float = 10.0, queue_size: int = 64,
-                 report: Callable[[Alert], None] | None = None) -> None:
+                 hold_s: float = 0.0, report: Callable[[Alert], None] | None = None) -> None:
         if not command:
             raise ValueError("alerts.command is empty")
         self.command = [str(x) for x in command]
@@ -73,6 +87,10 @@ class Notifier:
         self.timed_out = 0
         self.dropped_rate = 0
         self.dropped_queue = 0
+        self.hold_s = max(0.0, float(hold_s))
+        self.coalesced = 0  # pages of a fatal line not sent: the stage-failed alert was the page
+        # (stage, attempt) -> the alerts whose page waits, and when the wait ends (monotonic).
+        self._held: dict[tuple[str | None, int | None], tuple[list[Alert], float]] = {}
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, queue_size))
         self._sends: deque[float] = deque()
         self._unreported_drops = 0
@@ -88,15 +106,82 @@ class Notifier:
         """A notifier for the ``[alerts]`` table (``command`` must be set)."""
         assert cfg.command, "from_config needs alerts.command"
         return cls(cfg.command, min_level=cfg.min_level, rate_limit_per_min=cfg.rate_limit_per_min,
-                   timeout_s=cfg.timeout_s, report=report)
+                   timeout_s=cfg.timeout_s, hold_s=cfg.hold_fatal_s, report=report)
 
     # -- called from the driver loop: filter and enqueue only -------------------
     def submit(self, alert: Alert) -> None:
         """Queue ``alert`` for the command if it passes min_level and the rate limit."""
         if self._closed or alert.kind.startswith(OWN_KIND_PREFIX):
             return
+        # Settled before the level filter: the end of an attempt is often an
+        # info alert (stage-stopped), and it still releases that attempt's holds.
+        if alert.kind in ENDING_KINDS:
+            self._settle(alert)
         if not level_at_least(alert.level, self.min_level):
             return
+        if self._hold(alert):
+            return
+        self._enqueue(alert)
+
+    def _hold(self, alert: Alert) -> bool:
+        """Keep ``alert``'s page back while its attempt may still end; True if kept."""
+        # A merged record (the count of a fatal line's repeats) is held too: it
+        # goes out just before the attempt's end and would otherwise page again.
+        if self.hold_s <= 0 or alert.kind not in HELD_KINDS or alert.stage is None:
+            return False
+        key = (alert.stage, alert.attempt)
+        with self._lock:
+            held = self._held.get(key)
+            if held is None:
+                self._held[key] = ([alert], time.monotonic() + self.hold_s)
+            else:
+                held[0].append(alert)
+        self._put(_WAKE)
+        return True
+
+    def _settle(self, ending: Alert) -> None:
+        """The attempt ended: drop its held pages if it failed (``ending`` pages), else send them."""
+        with self._lock:
+            held = self._held.pop((ending.stage, ending.attempt), None)
+        if held is None:
+            return
+        if ending.kind == "stage-failed" and level_at_least(ending.level, self.min_level):
+            # Its message leads with the fatal line that was held: one page says both.
+            with self._lock:
+                self.coalesced += len(held[0])
+            return
+        for alert in held[0]:
+            self._enqueue(alert)
+
+    def _release_due(self, force: bool = False) -> float | None:
+        """Send the holds whose wait is over; return seconds until the next one ends.
+
+        ``force`` (closing): every hold is sent now, from the worker itself,
+        since nothing will read the queue after the stop.
+        """
+        now = time.monotonic()
+        due: list[Alert] = []
+        with self._lock:
+            for key, (alerts, until) in list(self._held.items()):
+                if force or until <= now:
+                    del self._held[key]
+                    due += alerts
+            nxt = min((until for _, until in self._held.values()), default=None)
+        for alert in due:
+            if force:
+                self._run_safely(alert)
+            else:
+                self._enqueue(alert)
+        return None if nxt is None else max(0.0, nxt - now)
+
+    def _put(self, item: object) -> None:
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            pass  # the worker is busy and will recompute its wake-up when it gets to the queue
+
+    def _enqueue(self, alert: Alert) -> None:
+        """Queue ``alert`` for the command, subject to the rate limit and the queue's size."""
         now = time.monotonic()
         with self._lock:
             while self._sends and now - self._sends[0] >= 60:
@@ -134,18 +219,29 @@ class Notifier:
 
     # -- the worker -------------------------------------------------------------
     def _work(self) -> None:
+        wait: float | None = None
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                item = None  # a hold's wait ran out
             try:
                 if item is _STOP:
+                    self._release_due(force=True)
                     return
-                assert isinstance(item, Alert)
-                self._run_one(item)
-            except Exception as e:  # noqa: BLE001 - the worker must outlive any one alert
-                self.failed += 1
-                self._problem("notifier-failed", f"internal error running alerts.command: {e!r}")
+                if isinstance(item, Alert):
+                    self._run_safely(item)
+                wait = self._release_due()
             finally:
-                self._queue.task_done()
+                if item is not None:
+                    self._queue.task_done()
+
+    def _run_safely(self, alert: Alert) -> None:
+        try:
+            self._run_one(alert)
+        except Exception as e:  # noqa: BLE001 - the worker must outlive any one alert
+            self.failed += 1
+            self._problem("notifier-failed", f"internal error running alerts.command: {e!r}")
 
     def _run_one(self, alert: Alert) -> None:
         payload = json.dumps(alert.to_json(), ensure_ascii=False, default=str).encode("utf-8")
