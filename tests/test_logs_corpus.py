@@ -161,8 +161,9 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     # The thresholds hold the rows the judge may be tuned on. Batch ten's tune half (rows 1490-1617)
     # was session eight's never-tuned check for round one (29/41 fatal endings before it, 33/41
     # after), then round two read its misses, so it is tune data now. Batch eleven's tune half (rows
-    # from FRESH11_FROM_ROW on) is round two's never-tuned check: its score is reported
-    # (docs/logs.md, "Fresh batch eleven"), not held to thresholds that would invite tuning to it.
+    # from FRESH11_FROM_ROW on) is round two's never-tuned check, and batch twelve's (from
+    # FRESH12_FROM_ROW on) session nine's: their scores are reported (docs/logs.md, "Fresh batch
+    # eleven"; tests/fixtures/corpus/README.md), not held to thresholds that would invite tuning to them.
     tuned = [r for r in rows[:FRESH11_FROM_ROW] if r["split"] == "tune"]
     _holds(scorer.score(tuned), THRESHOLDS, "tune split", scorer)
 
@@ -207,16 +208,24 @@ def test_heldout_scores_do_not_regress(
 # Both at their figures after session eight's last round (cliend, a command's own final error
 # report), which moved their fatal endings without anyone reading them: batch ten's held-out
 # half 11/14 -> 12/14, batch eleven's 8/14 -> 10/14 (round two had left both as they were).
+# Batch twelve (rows 1751-1879, 33) at its first score, by the code of main 3546192 (session
+# eight landed): collected to be representative, the ordinary lines around each failure taken too,
+# labelled and committed (1eba8d7) before the classifier ran on it, and never used to tune —
+# session nine's never-tuned check (10/11 fatal endings, 0/22 false fatal, 1/3 benign, 1/2
+# progress; its tune half, never read either: 15/16, 2/80, 10/15, 18/18). Batch eleven's floor
+# ends where batch twelve begins, so that each batch is held to its own first score.
 FRESH7_FROM_ROW = 1154
 FRESH8_FROM_ROW = 1263
 FRESH9_FROM_ROW = 1366
 FRESH10_FROM_ROW = 1490
 FRESH11_FROM_ROW = 1618
+FRESH12_FROM_ROW = 1751
 FRESH7_HELDOUT_FLOOR = {"fatal_recall": 1.0, "false_fatal": 0.035, "benign_recognised": 0.857, "progress_recognised": 0.833}
 FRESH8_HELDOUT_FLOOR = {"fatal_recall": 0.785, "false_fatal": 0.0, "benign_recognised": 0.8, "progress_recognised": 0.5}
 FRESH9_HELDOUT_FLOOR = {"fatal_recall": 0.7, "false_fatal": 0.035, "benign_recognised": 0.333, "progress_recognised": 0.833}
 FRESH10_HELDOUT_FLOOR = {"fatal_recall": 0.857, "false_fatal": 0.0, "benign_recognised": 0.5, "progress_recognised": 1.0}
 FRESH11_HELDOUT_FLOOR = {"fatal_recall": 0.714, "false_fatal": 0.065, "benign_recognised": 0.833, "progress_recognised": 0.666}
+FRESH12_HELDOUT_FLOOR = {"fatal_recall": 0.909, "false_fatal": 0.0, "benign_recognised": 0.333, "progress_recognised": 0.5}
 
 
 @pytest.mark.parametrize(
@@ -226,9 +235,10 @@ FRESH11_HELDOUT_FLOOR = {"fatal_recall": 0.714, "false_fatal": 0.065, "benign_re
         (FRESH8_FROM_ROW, FRESH9_FROM_ROW, FRESH8_HELDOUT_FLOOR),
         (FRESH9_FROM_ROW, FRESH10_FROM_ROW, FRESH9_HELDOUT_FLOOR),
         (FRESH10_FROM_ROW, FRESH11_FROM_ROW, FRESH10_HELDOUT_FLOOR),
-        (FRESH11_FROM_ROW, None, FRESH11_HELDOUT_FLOOR),
+        (FRESH11_FROM_ROW, FRESH12_FROM_ROW, FRESH11_HELDOUT_FLOOR),
+        (FRESH12_FROM_ROW, None, FRESH12_HELDOUT_FLOOR),
     ],
-    ids=["batch-seven", "batch-eight", "batch-nine", "batch-ten", "batch-eleven"],
+    ids=["batch-seven", "batch-eight", "batch-nine", "batch-ten", "batch-eleven", "batch-twelve"],
 )
 def test_heldout_half_of_a_fresh_batch_does_not_regress(
     scorer: ModuleType, rows: list[dict], first: int, end: int | None, floor: dict[str, float]

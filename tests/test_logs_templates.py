@@ -14,6 +14,9 @@ from eagle3tui.logs.rules import build_ruleset
 from eagle3tui.logs.templates import BY_TEMPLATE, EXACT, SENSITIVE, TemplateIndex, digit_valued
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "corpus.jsonl"
+# Rows from here on are never-tuned batches (eleven, twelve): nobody may see their verdicts, and a
+# failing comparison below prints the events (kind, rule, text) of the lines it mixes in.
+NEVER_TUNED_FROM_ROW = 1618
 
 
 def _d(rnd: random.Random, k: int = 1) -> str:
@@ -74,7 +77,7 @@ def _events(path: Path, kind: str, templates: bool, monkeypatch: pytest.MonkeyPa
 def test_template_scan_gives_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     rnd = random.Random(11)
     log = tmp_path / "stress.log"
-    corpus = [json.loads(x)["text"] for x in CORPUS.read_text().splitlines()]
+    corpus = [json.loads(x)["text"] for x in CORPUS.read_text().splitlines()[:NEVER_TUNED_FROM_ROW]]
     parts = [_stress(rnd, 20_000)]
     for _ in range(3):  # the corpus again, with other digits of the same count
         rnd.shuffle(corpus)
