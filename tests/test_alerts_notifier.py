@@ -289,3 +289,18 @@ def test_hold_fatal_is_read_from_the_alerts_table_and_a_bad_value_names_the_key(
     with pytest.raises(ConfigError) as e:
         load_config(cfg_path)
     assert "alerts.hold_fatal" in str(e.value) and "pipeline.toml:3" in str(e.value), str(e.value)
+
+
+def test_a_hold_released_while_closing_is_still_sent(tmp_path: Path) -> None:
+    # The worker is busy with a slow command when the hold runs out and the stop is
+    # queued: the released page lands behind the stop and must still go out.
+    argv, out = _recorder(tmp_path)
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time, runpy\ntime.sleep(0.8)\n"
+                    "sys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+    n = Notifier([sys.executable, str(slow), *argv[1:]], min_level="warning", hold_s=0.2)
+    n.submit(Alert("warning", "log-warning", "first", stage="train", attempt=1))
+    time.sleep(0.2)  # the worker is now running the slow command
+    n.submit(_fatal())
+    assert n.close(wait_s=20)
+    assert _kinds(out) == ["log-warning", "fatal-log-event"]

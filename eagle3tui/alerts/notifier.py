@@ -228,6 +228,7 @@ class Notifier:
             try:
                 if item is _STOP:
                     self._release_due(force=True)
+                    self._drain()
                     return
                 if isinstance(item, Alert):
                     self._run_safely(item)
@@ -235,6 +236,17 @@ class Notifier:
             finally:
                 if item is not None:
                     self._queue.task_done()
+
+    def _drain(self) -> None:
+        # A hold released by the worker just before the stop was queued behind it.
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, Alert):
+                self._run_safely(item)
+            self._queue.task_done()
 
     def _run_safely(self, alert: Alert) -> None:
         try:
