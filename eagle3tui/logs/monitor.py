@@ -158,6 +158,11 @@ _STOP_ENDINGS = frozenset({"fatal-level", "nonzero-exit", "process-died", "launc
 # process's "Process EngineCore:" written to stderr while its logger writes the traceback
 # record line by line): more than this in a row and the traceback has ended.
 _TB_MAX_FOREIGN = 3
+# The message of an exception that announces it goes on ("Ninja output:") runs at most
+# this many lines (another program's output it quotes); longer, it is the process going on.
+_TB_MAX_BODY = 400
+# A time of day near a line's start ("(raylet) [2025-02-25 19:42:36,213 E ..."): a log record.
+_STAMPED = re.compile(r"[^\n:]{0,40}\b\d\d:\d\d:\d\d")  # run by match on the first 64 characters
 _GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
@@ -273,6 +278,9 @@ class _OpenTraceback:
     # raw line between two of its lines is another stream's, which does not end it.
     record: tuple[str | None, str] | None = None
     foreign: int = 0  # raw lines of another stream read since its last own line
+    # Its exception line's message ends with a colon ("RuntimeError: Ninja build failed. Ninja
+    # output:"): the lines after it are that message (exc_no: its last line), see _tb_feed.
+    body: int = 0  # lines of that message read so far
 
 
 def _is_report(ev: LogEvent) -> bool:
@@ -339,6 +347,16 @@ def _looks_like_exception(line: str) -> bool:
         if not inner.isidentifier():
             return False
     return 0 < len(head) <= 120 and all(part.isidentifier() for part in head.split("."))
+
+
+def _announces_more(line: str) -> bool:
+    """``RuntimeError: Ninja build failed. Ninja output:``: an exception whose message says the rest follows.
+
+    Not ``FooError: Traceback (most recent call last):`` (a quoted traceback, read as one)
+    nor a message that is only the colon.
+    """
+    msg = line.split(":", 1)[1].strip() if ":" in line else ""
+    return len(msg) > 1 and msg.endswith(":") and not msg.endswith(_QUOTED_TRACEBACK)
 
 
 def _wraps_another(line: str) -> bool:
@@ -1567,6 +1585,8 @@ class StageLogMonitor:
                 tb.lines -= 1
                 return False
         tb.foreign = 0
+        if tb.body:
+            return self._body_feed(tb, worker, rest, body, no)
         if tb.exc_no:
             # The line after a wrapper's exception line. More frames mean the
             # traceback goes on: Ray prints "RayTaskError(ActorUnavailableError):
@@ -1594,6 +1614,13 @@ class StageLogMonitor:
             # was raised may follow, down to its own line. Ends here if not.
             tb.exc_text, tb.exc_no, tb.exc_at = body.strip(), no, self._now
             return True
+        if _looks_like_exception(body) and _announces_more(body):
+            # "RuntimeError: Ninja build failed. Ninja output:": Python prints an exception's
+            # message as it is, newlines included, and this one says the rest follows (a
+            # build's output, SGLang's "Possible solutions:" list). Those lines are the
+            # message, not the process going on: read on (see _body_feed).
+            tb.exc_text, tb.exc_no, tb.exc_at, tb.body = body.strip(), no, self._now, 1
+            return True
         del self._tb[worker]
         if _looks_like_exception(body):
             # The first unindented line is the exception line ("KeyError: 'x'").
@@ -1603,6 +1630,32 @@ class StageLogMonitor:
         # log, a truncated traceback): close it without an exception line and
         # let this line be read on its own.
         self._close_traceback(tb, tb.first_text, no - 1)
+        return False
+
+    def _body_feed(self, tb: _OpenTraceback, worker: str | None, rest: str, body: str, no: int) -> bool:
+        """One more line after an exception line whose message goes on: True if it is that message.
+
+        The message is another program's output, blank lines included. It ends at a log
+        record (a logger header or a time stamp: a process logging, its own or another's),
+        at a frame or an exception line (a traceback, not a message), at a chained exception
+        ("During handling of the above exception"), or after _TB_MAX_BODY lines; the
+        traceback then ends at the message's last line.
+        """
+        sh = shape(rest) if body.strip() else None
+        if (
+            tb.body < _TB_MAX_BODY
+            and not body.startswith((_CHAIN[0], _CHAIN[1], _QUOTED_TRACEBACK))
+            and (sh is None or (
+                sh.level is None and not sh.source and sh.body == rest and not _STAMPED.match(body, 0, 64)
+                and not body.lstrip().startswith("File \"") and exception_line(body) is None
+            ))
+        ):
+            tb.body += 1
+            if sh is not None:
+                tb.exc_no, tb.exc_at = no, self._now  # blank lines are not its end
+            return True
+        del self._tb[worker]
+        self._close_traceback(tb, tb.exc_text, tb.exc_no)
         return False
 
     def _end_tracebacks_of_others(self, worker: str | None) -> None:

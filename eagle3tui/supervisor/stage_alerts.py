@@ -47,6 +47,9 @@ LAUNCHER_KILL_RULE = "launcher-kill"
 # A service's traceback judged one request's failure (its frames are a request
 # handler's): the server lived on after it, unless it exited right there.
 REQUEST_FAILURE_RULES = frozenset({"request-failed"})
+# The rule pack of the program that runs the job (Slurm's own lines in its output):
+# an ending it reports at the end of a log with nothing fatal explains the failure.
+RUNNER_RULE_SOURCE = "slurm"
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
@@ -509,7 +512,7 @@ class StageWatch:
         tail = [e for e in self.monitor.tail_errors(64) if not self._after_stop(e)]
         if earliest is None:
             # No fatal line (an "early exit" says only that it ended soon).
-            ended = self._died_of_request_error(tail)
+            ended = self._died_of_request_error(tail) or self._runner_ended_it(tail)
             if ended is not None:
                 return ended
         if earliest is not None or self.first_fatal is not None:
@@ -547,6 +550,32 @@ class StageWatch:
                         "explanation": "The server exited right after this exception: it was no single "
                                        "request's failure, it ended the server."}
         return None
+
+    def _runner_ended_it(self, tail: list[LogEvent]) -> dict[str, Any] | None:
+        """The job's runner saying, as the log's last words, that it ended the job.
+
+        Slurm writes "*** JOB 334949 ON dgx-03 CANCELLED AT ... ***" into the job's output
+        when the job is cancelled. That line is a warning (eagle3tui's own stop makes Slurm
+        write it too; what follows a stop asked for is never read here), but when nothing
+        fatal was written, the process exits failing and that report is the last thing in
+        the log, who ran the process has said why it ended: quote it, not "exit 143". The
+        runner's lines are the ones its own rule pack matches (rules.load_slurm_rules),
+        never another program's words.
+        """
+        # (An "early exit" quotes the log's last lines because it ended soon: not a line's verdict.)
+        said = [e for e in tail if e.rule != "early-exit"]
+        if not said:
+            return None
+        e = said[-1]
+        end = int(e.end_line or e.line or 0)
+        if e.kind != "warning" or end < self.monitor.line_no - CAUSE_GAP_LINES or e.rule not in self._runner_rules:
+            return None
+        return {"line": e.line, "end_line": end, "rule": e.rule, "text": e.text[:500],
+                "explanation": e.explanation}
+
+    @functools.cached_property
+    def _runner_rules(self) -> frozenset[str]:
+        return frozenset(r.id for r in self.monitor.rules.rules if r.source == RUNNER_RULE_SOURCE)
 
     def _launcher_says_why(self, cause: dict[str, Any]) -> None:
         """A failure that starts with a launcher killing its processes: quote the launcher's reason.
