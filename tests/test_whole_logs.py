@@ -59,6 +59,7 @@ CEILINGS_ROUND_THREE = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 ROUND_FOUR_FROM = 63
 FLOORS_ROUND_FOUR = {
     "died_one_alert_per_failure": 1.0,
+    "died_one_page": 1.0,
     "died_cause_quoted": 1.0,  # 10/10
     "died_message_names_cause": 1.0,  # 10/10
     "all_ok": 1.0,  # 21/21
