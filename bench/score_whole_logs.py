@@ -106,22 +106,26 @@ PAGER = textwrap.dedent("""
 """)
 
 
-def _pipeline_toml(row: dict[str, Any], work: Path, hold_fatal: str | None = None
+def _pipeline_toml(row: dict[str, Any], work: Path, pager: dict[str, Any] | None = None
                    ) -> tuple[str, str]:
     """The pipeline text for one replay and the name of the stage under test."""
     stages, stage = _stages_toml(row, work)
-    return _alerts_toml(work, hold_fatal) + stages, stage
+    return _alerts_toml(work, pager or {}) + stages, stage
 
 
-def _alerts_toml(work: Path, hold: str | None) -> str:
-    """Critical alerts run the pager; ``hold`` overrides ``hold_fatal`` (None: the default)."""
+def _alerts_toml(work: Path, pager: dict[str, Any]) -> str:
+    """The pager's ``[alerts]``: ``min_level`` critical unless ``pager`` says otherwise.
+
+    ``pager`` may set ``min_level``, ``hold_fatal`` and ``log_warnings`` (the
+    command-line options below); absent keys keep the config's defaults.
+    """
     py = json.dumps(sys.executable)
     argv = f"[{py}, {json.dumps(str(work / 'pager.py'))}, {json.dumps(str(work / 'pages.jsonl'))}]"
+    keys = {"min_level": "critical", **{k: v for k, v in pager.items() if v is not None}}
     return f"""
 [alerts]
 command = {argv}
-min_level = "critical"
-""" + (f"hold_fatal = {json.dumps(hold)}\n" if hold else "")
+""" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items())
 
 
 def _stages_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
@@ -159,13 +163,13 @@ command = [{py}, {client}, {json.dumps(str(marker))}, "20"]
 
 
 def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0,
-               hold_fatal: str | None = None) -> dict[str, Any]:
+               pager: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one log as a stage under ``eagle3tui --watch --run-all``; return what came out."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "replay.py").write_text(REPLAY)
     (work / "client.py").write_text(CLIENT)
     (work / "pager.py").write_text(PAGER)
-    text, stage = _pipeline_toml(row, work, hold_fatal)
+    text, stage = _pipeline_toml(row, work, pager)
     cfg = work / "pipeline.toml"
     cfg.write_text(text)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -210,6 +214,8 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": row["id"], "outcome": row["outcome"], "kind": row["kind"],
                            "watch_rc": got["watch_rc"], "criticals": len(crit),
                            "pages": [a["kind"] for a in got.get("pages", [])],
+                           "critical_pages": [a["kind"] for a in got.get("pages", [])
+                                              if a.get("level") == "critical"],
                            "critical_kinds": [a["kind"] for a in crit], "early_exit": bool(early),
                            "repeat_counts": len(every) - len(crit)}
     fatal_alerts = [a for a in crit if a["kind"] == "fatal-log-event"]
@@ -260,7 +266,7 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
         needle = (m.group(0) if m else line.strip())[:50]
         names_cause = message.startswith("failed: ") and needle in message
     out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
-               one_page=out["pages"] == ["stage-failed"],
+               one_page=out["critical_pages"] == ["stage-failed"],
                one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
                cause_quoted=cause_ok, cause_line=cause_line,
                quoted_line=(cause or {}).get("line"), quoted_rule=(cause or {}).get("rule"),
@@ -288,6 +294,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "died_message_names_cause": frac(sum(r["message_names_cause"] for r in died), len(died)),
         "died_with_false_fatals": sum(bool(r["false_fatal_lines"]) for r in died),
         "calm_false_alarms": sum(r["false_alarm"] for r in calm),
+        "calm_runs_paged": sum(bool(r["pages"]) for r in calm),
         "all_ok": frac(sum(r["ok"] for r in results), len(results)),
     }
 
@@ -319,13 +326,13 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def run(rows: list[dict[str, Any]], keep: Path | None = None,
-        hold_fatal: str | None = None) -> list[dict[str, Any]]:
+        pager: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Replay and judge every row; one temp directory per log."""
     results = []
     with tempfile.TemporaryDirectory(prefix="wholelogs-") as tmp:
         base = keep or Path(tmp)
         for row in rows:
-            got = replay_one(row, base / row["id"], hold_fatal=hold_fatal)
+            got = replay_one(row, base / row["id"], pager=pager)
             results.append(judge(row, got))
     return results
 
@@ -335,10 +342,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="ids to replay (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-log results and totals here")
     ap.add_argument("--keep", type=Path, help="keep each replay's directory under this folder")
-    ap.add_argument("--hold-fatal", help="the replays' [alerts] hold_fatal (default: the config's)")
+    ap.add_argument("--hold-fatal", help="the pager's [alerts] hold_fatal (default: the config's)")
+    ap.add_argument("--pager-level", default="critical",
+                    help="the pager's [alerts] min_level (default critical; deaths are scored on "
+                         "one page at critical, calm runs on none at any level)")
+    ap.add_argument("--log-warnings", choices=("true", "false"),
+                    help="the pager's [alerts] log_warnings (default: the config's)")
     args = ap.parse_args(argv)
     rows = [r for r in load_manifest() if not args.only or r["id"] in args.only]
-    results = run(rows, args.keep, args.hold_fatal)
+    pager = {"min_level": args.pager_level, "hold_fatal": args.hold_fatal,
+             "log_warnings": None if args.log_warnings is None else args.log_warnings == "true"}
+    results = run(rows, args.keep, pager)
     totals = summarise(results)
     print(table(results))
     print()

@@ -47,7 +47,8 @@ READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
 ON_FATAL_KEYS = {"action", "grace"}
 ON_FATAL_ACTIONS = ("stop", "wait")
-ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window", "hold_fatal"}
+ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window", "hold_fatal",
+              "log_warnings"}
 RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
 LEVELS = ("info", "warning", "critical")
 
@@ -174,6 +175,10 @@ class AlertsConfig:
     # How long the command's page of a fatal line waits for the stage to end,
     # so that a death pages once (its stage-failed alert): alerts/notifier.py.
     hold_fatal_s: float = 10.0
+    # Whether a WARNING line read from a stage's log (a `log-warning` alert) runs the
+    # command. Off by default: a log line pages only when it is fatal; the supervisor's
+    # own warnings (stall, stage-failing, retries, GPU memory lost) still page.
+    log_warnings: bool = False
 
 
 @dataclass
@@ -908,8 +913,15 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
     hold = b.duration(raw.get("hold_fatal", 10), "alerts.hold_fatal",
                       b.loc.key_line("alerts", "hold_fatal") or b.loc.table_line("alerts"), 10.0,
                       "e.g. hold_fatal = \"10s\" (0 pages a fatal line at once, and again when the stage fails)")
+    log_warnings = raw.get("log_warnings", False)
+    if not isinstance(log_warnings, bool):
+        b.err(f"log_warnings must be true or false, got {log_warnings!r}", "alerts.log_warnings",
+              b.loc.key_line("alerts", "log_warnings") or b.loc.table_line("alerts"),
+              "write log_warnings = true to send WARNING lines of the logs to the command too")
+        log_warnings = False
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
-                        timeout_s=timeout, dedup_window_s=window, hold_fatal_s=hold)
+                        timeout_s=timeout, dedup_window_s=window, hold_fatal_s=hold,
+                        log_warnings=log_warnings)
 
 
 def find_cycle(stages: list[StageConfig]) -> list[str] | None:

@@ -304,3 +304,33 @@ def test_a_hold_released_while_closing_is_still_sent(tmp_path: Path) -> None:
     n.submit(_fatal())
     assert n.close(wait_s=20)
     assert _kinds(out) == ["log-warning", "fatal-log-event"]
+
+
+# -- a harmless line never pages -------------------------------------------------
+def test_log_warnings_stay_off_the_command_unless_asked_for_and_supervisor_warnings_go(
+        tmp_path: Path) -> None:
+    argv, out = _recorder(tmp_path)
+    n = Notifier(argv, min_level="warning", log_warnings=False)
+    n.submit(Alert("warning", "log-warning", "a WARNING line of the log", stage="train", attempt=1))
+    n.submit(Alert("warning", "stall", "no output for 20 min", stage="train", attempt=1))
+    assert n.close(wait_s=20)
+    assert _kinds(out) == ["stall"]
+    (tmp_path / "on").mkdir()
+    argv2, out2 = _recorder(tmp_path / "on")
+    n = Notifier(argv2, min_level="warning", log_warnings=True)
+    n.submit(Alert("warning", "log-warning", "a WARNING line of the log", stage="train", attempt=1))
+    assert n.close(wait_s=20)
+    assert _kinds(out2) == ["log-warning"]
+
+
+def test_log_warnings_is_off_by_default_and_a_bad_value_names_the_key(tmp_path: Path) -> None:
+    cfg_path = tmp_path / "pipeline.toml"
+    body = '[[stage]]\nname = "a"\ncommand = ["true"]\n'
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\n' + body)
+    assert load_config(cfg_path).alerts.log_warnings is False
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\nlog_warnings = true\n' + body)
+    assert load_config(cfg_path).alerts.log_warnings is True
+    cfg_path.write_text('[alerts]\ncommand = ["true"]\nlog_warnings = "yes"\n' + body)
+    with pytest.raises(ConfigError) as e:
+        load_config(cfg_path)
+    assert "alerts.log_warnings" in str(e.value) and "pipeline.toml:3" in str(e.value), str(e.value)

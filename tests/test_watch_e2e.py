@@ -276,6 +276,7 @@ def test_hostile_log_line_reaches_the_notifier_as_data_only(pipeline: Pipeline) 
         [alerts]
         command = [{PY}, {json.dumps(str(rec))}, {json.dumps(str(pipeline.root / "got.jsonl"))}]
         min_level = "warning"
+        log_warnings = true
         [[stage]]
         name = "evil"
         command = ["cat", {json.dumps(str(evil_file))}]

@@ -4,7 +4,8 @@ Real ``eagle3tui --watch`` processes, real stages, and a real command that
 records every alert it is run for. The alerts file (the record) keeps every
 alert as it happened; the command (the page) gets one per death: the
 ``stage-failed`` alert, which leads with the fatal line. A process that is
-still alive after the hold pages for its fatal line while it lives.
+still alive after the hold pages for its fatal line while it lives. A run that
+completes pages nobody, though its log has WARNING lines.
 """
 
 from __future__ import annotations
@@ -94,3 +95,45 @@ def test_a_process_alive_after_its_fatal_line_pages_while_it_lives(pipeline: Pip
     assert w.wait() == 1, w.text()
     # Its end is a second fact, minutes later in real life: it pages too.
     assert [a["kind"] for a in _pages(pages)] == ["fatal-log-event", "stage-failed"]
+
+
+# Real lines of a TensorRT-LLM server that served on
+# (https://github.com/triton-inference-server/tensorrtllm_backend/issues/396): the thread calls
+# them harmless; the classifier reads them as warnings.
+TRTLLM = """\
+[TensorRT-LLM][INFO] Engine version 0.8.0 found in the config file, assuming engine(s) built by new builder API.
+[TensorRT-LLM][WARNING] [json.exception.type_error.302] type must be array, but is null
+[TensorRT-LLM][WARNING] Optional value for parameter lora_target_modules will not be set.
+[TensorRT-LLM][WARNING] Parameter max_draft_len cannot be read from json:
+[TensorRT-LLM][WARNING] [json.exception.out_of_range.403] key 'max_draft_len' not found
+"""
+
+
+def _warning_run(pipeline: Pipeline, extra: str) -> tuple[Pipeline, Path]:
+    (pipeline.root / "record.py").write_text(RECORD)
+    (pipeline.root / "trtllm.log").write_text(TRTLLM)
+    pages = pipeline.root / "pages.jsonl"
+    return pipeline.write(f"""
+        [alerts]
+        command = [{PY}, {json.dumps(str(pipeline.root / "record.py"))}, {json.dumps(str(pages))}]
+        min_level = "warning"
+        {extra}
+        [[stage]]
+        name = "serve-check"
+        command = ["cat", {json.dumps(str(pipeline.root / "trtllm.log"))}]
+    """), pages
+
+
+def test_a_run_that_completes_with_warning_lines_pages_nobody(pipeline: Pipeline) -> None:
+    p, pages = _warning_run(pipeline, "")
+    w = Watch(p, "--run-all")
+    assert w.wait() == 0, w.text()
+    assert "log-warning" in [a["kind"] for a in p.alerts()]  # the record still has them
+    assert _pages(pages) == []
+
+
+def test_log_warnings_true_sends_the_warning_lines_to_the_command(pipeline: Pipeline) -> None:
+    p, pages = _warning_run(pipeline, "log_warnings = true")
+    w = Watch(p, "--run-all")
+    assert w.wait() == 0, w.text()
+    assert "log-warning" in [a["kind"] for a in _pages(pages)]

@@ -20,6 +20,12 @@ line waits up to ``hold_s`` for the attempt to end: if it fails meanwhile,
 its ``stage-failed`` alert is the one page; if it is still alive when the
 hold runs out (a process hung after its error, still holding its GPUs), the
 fatal line pages then. The hold delays the command only, never the record.
+
+A harmless line never pages. A WARNING line read from a log (``log-warning``)
+is the classifier's reading of one line; a harmless ERROR it does not know
+lands there too. So unless ``log_warnings`` is set, those go to the alerts
+file and stdout only; the command gets fatal lines and the supervisor's own
+findings (a stall, a failing stage, a retry, lost GPU memory).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ _WAKE = object()  # a hold was added: the worker recomputes when to wake
 HELD_KINDS = frozenset({"fatal-log-event", "stage-failing"})
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
 ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
+LOG_WARNING_KIND = "log-warning"  # a WARNING line of a log: sent only with log_warnings
 
 
 def alert_env(alert: Alert) -> dict[str, str]:
@@ -74,7 +81,8 @@ class Notifier:
 
     def __init__(self, command: Sequence[str], *, min_level: str = "warning",
                  rate_limit_per_min: int = 30, timeout_s: float = 10.0, queue_size: int = 64,
-                 hold_s: float = 0.0, report: Callable[[Alert], None] | None = None) -> None:
+                 hold_s: float = 0.0, log_warnings: bool = True,
+                 report: Callable[[Alert], None] | None = None) -> None:
         if not command:
             raise ValueError("alerts.command is empty")
         self.command = [str(x) for x in command]
@@ -88,6 +96,7 @@ class Notifier:
         self.dropped_rate = 0
         self.dropped_queue = 0
         self.hold_s = max(0.0, float(hold_s))
+        self.log_warnings = log_warnings
         self.coalesced = 0  # pages of a fatal line not sent: the stage-failed alert was the page
         # (stage, attempt) -> the alerts whose page waits, and when the wait ends (monotonic).
         self._held: dict[tuple[str | None, int | None], tuple[list[Alert], float]] = {}
@@ -106,7 +115,8 @@ class Notifier:
         """A notifier for the ``[alerts]`` table (``command`` must be set)."""
         assert cfg.command, "from_config needs alerts.command"
         return cls(cfg.command, min_level=cfg.min_level, rate_limit_per_min=cfg.rate_limit_per_min,
-                   timeout_s=cfg.timeout_s, hold_s=cfg.hold_fatal_s, report=report)
+                   timeout_s=cfg.timeout_s, hold_s=cfg.hold_fatal_s,
+                   log_warnings=cfg.log_warnings, report=report)
 
     # -- called from the driver loop: filter and enqueue only -------------------
     def submit(self, alert: Alert) -> None:
@@ -118,6 +128,8 @@ class Notifier:
         if alert.kind in ENDING_KINDS:
             self._settle(alert)
         if not level_at_least(alert.level, self.min_level):
+            return
+        if alert.kind == LOG_WARNING_KIND and not self.log_warnings:
             return
         if self._hold(alert):
             return
