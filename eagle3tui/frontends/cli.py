@@ -23,9 +23,7 @@ from eagle3tui.config import (
 )
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.supervisor.state import describe_gpu_activity
 from eagle3tui.textsafe import printable
-from eagle3tui.view import describe_figures, remaining_now
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -155,6 +153,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def render_status(snap: dict[str, Any], now: float | None = None) -> str:
     """The human ``status`` table."""
+    # Imported here, not at the top: they bring in the supervisor, which
+    # ``classify`` (a start-up paid once per log) does not need.
+    from eagle3tui.supervisor.state import describe_gpu_activity
+    from eagle3tui.view import describe_figures, remaining_now
+
     now = now or time.time()
     drv = snap["driver"]
     lines = [f"pipeline {snap['pipeline']}  ({snap['config']})",

@@ -22,8 +22,7 @@ import time
 from bisect import bisect_left, insort
 from collections import Counter, deque
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
-from operator import add
+from itertools import accumulate, compress
 
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
@@ -793,7 +792,10 @@ class StageLogMonitor:
         n = len(temps)
         # A template is as long as its line: the lines' offsets come from the
         # templates' lengths (in C), and only the visited lines are cut out.
-        starts = list(accumulate(map(add, map(len, temps), repeat(1)), initial=0))
+        # ``cum[i]`` is the length of the lines before line i, their newlines
+        # left out: line i is data[cum[i] + i : cum[i + 1] + i] (i newlines
+        # come before it), one iterator layer less than adding 1 per line.
+        cum = list(accumulate(map(len, temps), initial=0))
         table = tix.by_template
         try:
             ents = list(map(table.__getitem__, temps))
@@ -823,7 +825,7 @@ class StageLogMonitor:
                 ej = ents[j]
                 if ej is QUIET:
                     self.counts["info"] -= 1  # counted above; _visit counts what it finds
-                self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
+                self._visit(data[cum[j] + j : cum[j + 1] + j], first_no + j, tix.template(ej, temps[j]), j in prog)
                 j += 1
             below = j
         counts = self.counts
@@ -842,7 +844,7 @@ class StageLogMonitor:
                 # path below does for such a line, without its branches).
                 rest_off, wspan, generic, category, kind, rule, expl, action, listed = hot
                 no = first_no + i
-                raw = data[starts[i] : starts[i + 1] - 1]
+                raw = data[cum[i] + i : cum[i + 1] + i]
                 text = raw.decode("utf-8", "replace")
                 worker = text[wspan[0] : wspan[1]] if wspan is not None else None
                 if category:
@@ -864,9 +866,9 @@ class StageLogMonitor:
             if not e or tb or i in prog or e.mode == SENSITIVE or first_no + i <= self._watch_to:
                 if e is QUIET:
                     counts["info"] -= 1  # counted above; _visit counts what it finds
-                self._visit(data[starts[i] : starts[i + 1] - 1], first_no + i, tix.template(e, temps[i]), i in prog)
+                self._visit(data[cum[i] + i : cum[i + 1] + i], first_no + i, tix.template(e, temps[i]), i in prog)
             else:
-                raw = data[starts[i] : starts[i + 1] - 1]
+                raw = data[cum[i] + i : cum[i + 1] + i]
                 if e.mode == BY_TEMPLATE:
                     idx = e.idx
                     got = e.fixed
@@ -878,13 +880,15 @@ class StageLogMonitor:
                     ent = by_kw.get(raw[start:end])
                     if ent is None:
                         idx = line_rules(e, raw)
-                        if idx is None:
-                            continue
-                        table = tix.projection_of(idx)
+                        table = tix.projection_of(idx) if idx is not None else None
                         if len(by_kw) < 64:
+                            # Kept when no rule is named too: an access log's "200"s
+                            # are most of its lines.
                             by_kw[raw[start:end]] = (idx, table)
                     else:
                         idx, table = ent
+                    if idx is None:
+                        continue
                     got = (e.verdicts.get((idx, raw.translate(table) if table is not None else b""))
                            if e.verdicts is not None else None)
                 else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
@@ -938,7 +942,7 @@ class StageLogMonitor:
                     ej = ents[j]
                     if ej is QUIET:
                         counts["info"] -= 1  # counted above; _visit counts what it finds
-                    self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
+                    self._visit(data[cum[j] + j : cum[j + 1] + j], first_no + j, tix.template(ej, temps[j]), j in prog)
                     j += 1
                 below = j
         for kind, k in tally.items():
