@@ -144,6 +144,7 @@ _PROGRESS_MARKERS = [
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
 _UNKNOWN = object()
+_NO_BLOCK: tuple = (b"", [0], 0)  # StageLogMonitor._tail_block between template scans
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
@@ -484,7 +485,7 @@ class StageLogMonitor:
         # appended to: the tail keeps its last event (_record_before reads it) and
         # every listed one, in order.
         self._unlisted_tail: tuple | None = None  # (line index in the block, hot tuple)
-        self._tail_block: tuple = (b"", [], 0)  # the block being scanned, its offsets, first line
+        self._tail_block: tuple = _NO_BLOCK  # the block being scanned, its offsets, first line
         self.stall.note_activity(self.started_at)
 
     # -- public -----------------------------------------------------------
@@ -1012,6 +1013,7 @@ class StageLogMonitor:
                 unlisted[kind, rule] += k
         if self._unlisted_tail is not None:
             self._make_unlisted_tail()  # while this block is at hand
+        self._tail_block = _NO_BLOCK  # not kept past its scan
         return n
 
     @staticmethod
