@@ -214,11 +214,9 @@ class RuleSet:
             self._ac = _ahocorasick.BytesAhoCorasick(
                 self._kw_bytes, implementation=_ahocorasick.Implementation.DFA
             )
-        # The fallback alternation, for when there is no automaton only: compiling it
-        # costs ~10 ms of every start (``classify`` pays it once per log).
         self._kw_rx = (
             re.compile(b"|".join(re.escape(k) for k in sorted(self._kw_bytes, key=len, reverse=True)))
-            if self.keywords and self._ac is None
+            if self.keywords
             else None
         )
         self._every_line = [i for i, brx in self._unkeyed if brx is None]
