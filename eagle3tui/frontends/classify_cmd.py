@@ -47,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 _MAX_FATAL_PER_RULE = 5
+_LINES_PER_RULE = 5  # line numbers the summary shows per warning (benign, info) rule
 
 
 def _fmt(seconds: float | None) -> str:
@@ -97,8 +98,11 @@ def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all
         out.write(f"\n{kind.upper()}\n")
         for rule, evs in group.items():
             first = evs[0]
-            lines = ", ".join(str(e.line) for e in evs[:5]) + (", …" if len(evs) > 5 else "")
-            out.write(f"  {rule} ×{len(evs)} (line {lines}): {_one_line(first.text)}\n")
+            # Events catch-up counted without listing them (classify_log's list_per_rule)
+            # come after the listed ones of their rule.
+            n = len(evs) + mon.unlisted.get((kind, rule), 0)
+            lines = ", ".join(str(e.line) for e in evs[:_LINES_PER_RULE]) + (", …" if n > _LINES_PER_RULE else "")
+            out.write(f"  {rule} ×{n} (line {lines}): {_one_line(first.text)}\n")
             out.write(f"    {first.explanation}\n")
     p = mon.progress
     if p is not None:
@@ -162,6 +166,9 @@ def _run(args: argparse.Namespace, stdout: TextIO | None, stderr: TextIO | None)
             estimate_s=estimate,
             progress_events=bool(args.json),
             include_info=bool(args.all),
+            # The summary shows the first few events of a rule and counts the others:
+            # those need not be made (--json prints every event).
+            list_per_rule=None if args.json else _LINES_PER_RULE,
         )
         if tmp is not None:
             mon.path = "<stdin>"

@@ -13,29 +13,32 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from eagle3tui.config import (
-    PipelineConfig,
-    load_config,
-    missing_executables,
-    parse_overrides,
-)
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.supervisor.state import describe_gpu_activity
 from eagle3tui.textsafe import printable
-from eagle3tui.view import describe_figures, remaining_now
+
+if TYPE_CHECKING:
+    from eagle3tui.config import PipelineConfig
+
+# The pipeline's modules (config, supervisor, view, telemetry) are imported by the
+# commands that use them: ``classify`` reads a log and needs none of them, and its
+# start-up counts on every log it reads.
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _load(args: argparse.Namespace) -> PipelineConfig:
+    from eagle3tui.config import load_config, parse_overrides
+
     return load_config(args.config, parse_overrides(args.set))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.records import RunStore
+
+    from eagle3tui.config import missing_executables
 
     config = _load(args)
     errors = [str(e) for e in missing_executables(config)]
@@ -84,6 +87,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
                   file=sys.stderr)
             return EXIT_USAGE
+    from eagle3tui.config import missing_executables
     from eagle3tui.supervisor.scheduler import dependency_closure
 
     # Only what will run: the named stages and their dependencies, or all.
@@ -131,6 +135,8 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
                   f"(stages: {', '.join(config.names)})", file=sys.stderr)
             return EXIT_USAGE
         if op in ("restart", "resume"):
+            from eagle3tui.config import missing_executables
+
             errors = missing_executables(config, [args.stage])
             for e in errors:
                 print(f"error: {e}", file=sys.stderr)
@@ -155,6 +161,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def render_status(snap: dict[str, Any], now: float | None = None) -> str:
     """The human ``status`` table."""
+    from eagle3tui.supervisor.state import describe_gpu_activity
+    from eagle3tui.view import describe_figures, remaining_now
+
     now = now or time.time()
     drv = snap["driver"]
     lines = [f"pipeline {snap['pipeline']}  ({snap['config']})",

@@ -11,11 +11,15 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from eagle3tui.telemetry.attribution import OTHER, Attribution, attribute
-from eagle3tui.telemetry.sampler import GpuSampler, GpuSnapshot
-from eagle3tui.telemetry.signals import format_bytes
+if TYPE_CHECKING:
+    from eagle3tui.telemetry.attribution import Attribution
+    from eagle3tui.telemetry.sampler import GpuSampler, GpuSnapshot
+
+# The telemetry modules (psutil among them) are imported where they are used:
+# the CLI builds every subcommand's parser from this module on each start,
+# ``classify`` included, which needs none of them.
 
 SCHEMA_VERSION = 1
 
@@ -88,6 +92,9 @@ def _safe(text: str) -> str:
 
 def render_table(snapshot: GpuSnapshot, attribution: Attribution) -> str:
     """Plain-text view of one sample."""
+    from eagle3tui.telemetry.attribution import OTHER
+    from eagle3tui.telemetry.signals import format_bytes
+
     if not snapshot.available:
         return f"GPUs: {snapshot.error}\n"
     lines = [
@@ -149,6 +156,9 @@ def run(
     """Run ``eagle3tui gpus``. Returns 0, or 1 when NVML is unavailable, 2 on
     bad arguments. ``stage_roots`` (stage name -> root pid) comes from the
     supervisor's state; ``--stage NAME=PID`` adds to it."""
+    from eagle3tui.telemetry.attribution import attribute
+    from eagle3tui.telemetry.sampler import GpuSampler
+
     out = out or sys.stdout
     try:
         roots = dict(stage_roots or {})

@@ -22,8 +22,7 @@ import time
 from bisect import bisect_left, insort
 from collections import Counter, deque
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
-from operator import add
+from itertools import accumulate, compress
 
 from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
@@ -145,6 +144,7 @@ _PROGRESS_MARKERS = [
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
 _UNKNOWN = object()
+_NO_BLOCK: tuple = (b"", [0], 0)  # StageLogMonitor._tail_block between template scans
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
@@ -419,6 +419,7 @@ class StageLogMonitor:
         recover_s: float = 3.0,
         exit_known: bool = True,
         history: StageHistory | None = None,
+        list_per_rule: int | None = None,
     ) -> None:
         if progress_mode not in ("sample", "all"):
             raise ValueError("progress_mode must be 'sample' or 'all'")
@@ -488,6 +489,21 @@ class StageLogMonitor:
         self._unbelieved: set[tuple[str | None, str]] = set()
         self._now = 0.0
         self._templates: TemplateIndex | None = None
+        # A summary shows a few events of each rule and counts the rest (classify's
+        # text output): with ``list_per_rule``, catch-up's hot path lists the first
+        # that many warning (benign, info) events of a rule and only counts the others,
+        # in ``counts`` and ``unlisted``, without making them (a long log's hundreds of
+        # thousands of warnings). The hot path goes in line order and every other path
+        # lists what it emits, so the listed ones include the earliest by line. Fatal
+        # events are all listed.
+        self.list_per_rule = list_per_rule
+        self.unlisted: Counter[tuple[str, str]] = Counter()
+        self._hot_listed: Counter[tuple[str, str]] = Counter()
+        # The last event the hot path did not make, made when the tail is next read or
+        # appended to: the tail keeps its last event (_record_before reads it) and
+        # every listed one, in order.
+        self._unlisted_tail: tuple | None = None  # (line index in the block, hot tuple)
+        self._tail_block: tuple = _NO_BLOCK  # the block being scanned, its offsets, first line
         self.stall.note_activity(self.started_at)
 
     # -- public -----------------------------------------------------------
@@ -529,7 +545,12 @@ class StageLogMonitor:
         return [h.event for h in self._held]
 
     def tail_errors(self, n: int = 5) -> list[LogEvent]:
-        """The last ``n`` fatal/warning events, oldest first (for failure alerts)."""
+        """The last ``n`` fatal/warning events, oldest first (for failure alerts).
+
+        With ``list_per_rule``, of the events catch-up did not list only the last of each
+        run is kept (classify's summary does not read them)."""
+        if self._unlisted_tail is not None:
+            self._make_unlisted_tail()
         errs = [e for e in self._tail if e.kind in ("fatal", "warning")]
         return errs[-n:]
 
@@ -683,6 +704,8 @@ class StageLogMonitor:
             ev.action = "None unless nobody asked it to stop."
         self._count(ev)
         if ev.kind in ("fatal", "warning", "benign"):
+            if self._unlisted_tail is not None:
+                self._make_unlisted_tail()
             self._tail.append(ev)
         if ev.kind == "info" and not self.include_info:
             return
@@ -811,7 +834,10 @@ class StageLogMonitor:
         n = len(temps)
         # A template is as long as its line: the lines' offsets come from the
         # templates' lengths (in C), and only the visited lines are cut out.
-        starts = list(accumulate(map(add, map(len, temps), repeat(1)), initial=0))
+        # ``cum[i]`` is the length of the lines before line i, their newlines
+        # left out: line i is data[cum[i] + i : cum[i + 1] + i] (i newlines
+        # come before it), one iterator layer less than adding 1 per line.
+        cum = list(accumulate(map(len, temps), initial=0))
         table = tix.by_template
         try:
             ents = list(map(table.__getitem__, temps))
@@ -841,7 +867,7 @@ class StageLogMonitor:
                 ej = ents[j]
                 if ej is QUIET:
                     self.counts["info"] -= 1  # counted above; _visit counts what it finds
-                self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
+                self._visit(data[cum[j] + j : cum[j + 1] + j], first_no + j, tix.template(ej, temps[j]), j in prog)
                 j += 1
             below = j
         counts = self.counts
@@ -852,6 +878,12 @@ class StageLogMonitor:
         out_append = self._out.append
         line_rules = tix.line_rules
         value_key = tix.value_key
+        cap = self.list_per_rule
+        hot_listed = self._hot_listed
+        capped: set[Template] = set()  # this block's hot templates whose rule has its listed events
+        skipped: dict[Template, int] = {}  # and how many of their lines were only counted
+        if cap is not None:
+            self._tail_block = (data, cum, first_no)  # what _make_unlisted_tail reads a line from
         for i in visit:
             e = ents[i]
             hot = e.hot if e else None
@@ -860,7 +892,28 @@ class StageLogMonitor:
                 # path below does for such a line, without its branches).
                 rest_off, wspan, generic, category, kind, rule, expl, action, listed = hot
                 no = first_no + i
-                raw = data[starts[i] : starts[i + 1] - 1]
+                if listed and cap is not None and (e in capped or kind != "fatal" and hot_listed[kind, rule] >= cap):
+                    # Counted, not made (list_per_rule): the line is decoded only when
+                    # its worker matters to what follows.
+                    capped.add(e)
+                    text = None
+                    worker = None
+                    if wspan is not None and (category or generic and last_verdict):
+                        text = data[cum[i] + i : cum[i + 1] + i].decode("utf-8", "replace")
+                        worker = text[wspan[0] : wspan[1]]
+                    if category:
+                        pywarn_at[worker] = no
+                    if generic and last_verdict:
+                        prev = last_verdict.get(worker)
+                        if prev is not None and prev[0] == no - 1 and prev[2].kind == "benign":
+                            # may continue a harmless message
+                            self._apply(e.layout, e.fixed[0], data[cum[i] + i : cum[i + 1] + i], no, text)
+                            continue
+                    skipped[e] = skipped.get(e, 0) + 1  # counted at the end of the block
+                    if kind != "info":
+                        self._unlisted_tail = (i, hot)
+                    continue
+                raw = data[cum[i] + i : cum[i + 1] + i]
                 text = raw.decode("utf-8", "replace")
                 worker = text[wspan[0] : wspan[1]] if wspan is not None else None
                 if category:
@@ -872,8 +925,12 @@ class StageLogMonitor:
                         continue
                 tally[kind] += 1
                 if listed:
+                    if cap is not None:
+                        hot_listed[kind, rule] += 1
                     ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker, expl, action)
                     if kind != "info":
+                        if self._unlisted_tail is not None:
+                            self._make_unlisted_tail()
                         tail_append(ev)
                     out_append(ev)
                 continue
@@ -882,9 +939,9 @@ class StageLogMonitor:
             if not e or tb or i in prog or e.mode == SENSITIVE or first_no + i <= self._watch_to:
                 if e is QUIET:
                     counts["info"] -= 1  # counted above; _visit counts what it finds
-                self._visit(data[starts[i] : starts[i + 1] - 1], first_no + i, tix.template(e, temps[i]), i in prog)
+                self._visit(data[cum[i] + i : cum[i + 1] + i], first_no + i, tix.template(e, temps[i]), i in prog)
             else:
-                raw = data[starts[i] : starts[i + 1] - 1]
+                raw = data[cum[i] + i : cum[i + 1] + i]
                 if e.mode == BY_TEMPLATE:
                     idx = e.idx
                     got = e.fixed
@@ -896,13 +953,15 @@ class StageLogMonitor:
                     ent = by_kw.get(raw[start:end])
                     if ent is None:
                         idx = line_rules(e, raw)
-                        if idx is None:
-                            continue
-                        table = tix.projection_of(idx)
+                        table = tix.projection_of(idx) if idx is not None else None
                         if len(by_kw) < 64:
+                            # Kept when no rule is named too: an access log's "200"s
+                            # are most of its lines.
                             by_kw[raw[start:end]] = (idx, table)
                     else:
                         idx, table = ent
+                    if idx is None:
+                        continue
                     got = (e.verdicts.get((idx, raw.translate(table) if table is not None else b""))
                            if e.verdicts is not None else None)
                 else:  # EXACT: this line's own keywords, and its digits its rules can tell apart
@@ -944,6 +1003,8 @@ class StageLogMonitor:
                                     ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
                                                   expl, action)
                                     if kind != "info":
+                                        if self._unlisted_tail is not None:
+                                            self._make_unlisted_tail()
                                         tail_append(ev)
                                     out_append(ev)
                         elif category:
@@ -956,12 +1017,21 @@ class StageLogMonitor:
                     ej = ents[j]
                     if ej is QUIET:
                         counts["info"] -= 1  # counted above; _visit counts what it finds
-                    self._visit(data[starts[j] : starts[j + 1] - 1], first_no + j, tix.template(ej, temps[j]), j in prog)
+                    self._visit(data[cum[j] + j : cum[j + 1] + j], first_no + j, tix.template(ej, temps[j]), j in prog)
                     j += 1
                 below = j
         for kind, k in tally.items():
             if k:
                 counts[kind] += k
+        if skipped:
+            unlisted = self.unlisted
+            for e, k in skipped.items():
+                kind, rule = e.hot[4], e.hot[5]
+                counts[kind] += k
+                unlisted[kind, rule] += k
+        if self._unlisted_tail is not None:
+            self._make_unlisted_tail()  # while this block is at hand
+        self._tail_block = _NO_BLOCK  # not kept past its scan
         return n
 
     @staticmethod
@@ -1000,6 +1070,18 @@ class StageLogMonitor:
             end = ls
             i -= 1
         return out[::-1]
+
+    def _make_unlisted_tail(self) -> None:
+        """Make the event the hot path last counted without making it, into the tail."""
+        assert self._unlisted_tail is not None
+        i, hot = self._unlisted_tail
+        data, cum, first_no = self._tail_block
+        self._unlisted_tail = None
+        rest_off, wspan, _generic, _category, kind, rule, expl, action, _listed = hot
+        no = first_no + i
+        text = data[cum[i] + i : cum[i + 1] + i].decode("utf-8", "replace")
+        worker = text[wspan[0] : wspan[1]] if wspan is not None else None
+        self._tail.append(LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker, expl, action))
 
     def _visit(self, raw: bytes, no: int, e: Template | None, is_prog: bool) -> None:
         """One line of a template scan, with what :meth:`RuleSet.scan` would give it."""
@@ -1054,6 +1136,8 @@ class StageLogMonitor:
             return
         ev = LogEvent(no, no, kind, v.rule, rest.strip()[:_MAX_TEXT], worker, v.explanation, v.action)
         if kind in ("fatal", "warning", "benign"):
+            if self._unlisted_tail is not None:
+                self._make_unlisted_tail()
             self._tail.append(ev)
         if kind == "progress" and not self.progress_events:
             return
@@ -1705,6 +1789,8 @@ class StageLogMonitor:
         for h in self._held:
             if h.event.worker == worker and 0 < no - h.event.end_line <= 3:
                 return ("held", h)
+        if self._unlisted_tail is not None:
+            self._make_unlisted_tail()
         for ev in reversed(self._tail):
             if ev.worker == worker and 0 < no - ev.end_line <= 3:
                 return ("emitted", ev)
@@ -1935,6 +2021,8 @@ class StageLogMonitor:
             action="Read these lines: a usage error means the stage's command in pipeline.toml is wrong.",
         )
         self._count(ev)
+        if self._unlisted_tail is not None:
+            self._make_unlisted_tail()
         self._tail.append(ev)
         return ev
 
