@@ -422,3 +422,49 @@ def test_round_four_failures_lead_with_their_cause(scored: tuple[list[dict], dic
     oom = by_id["openpi-eval-launcher-tasks-cuda-oom"]
     assert "out of memory" in oom["message"] and "ZeroDivisionError" not in oom["message"], oom
 
+
+
+# -- round five (session nine): what the fifth 19 logs showed ---------------------------
+
+
+def _read_then_exit(tmp_path: Path, lines: list[str], exit_code: int, kind: str = "task") -> list:
+    """A live monitor's events for ``lines`` written at once and the process exiting half a second
+    later: too soon for "it went on" to be seen by what came after (the replay's pace)."""
+    log = tmp_path / "live.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mon = StageLogMonitor(log, stage_kind=kind, started_at=0.0)
+    return mon.poll(now=100.0) + mon.finish(exit_code=exit_code, now=100.5)
+
+
+def test_a_traceback_its_logger_wrote_at_warning_is_a_warning_even_when_the_job_dies_soon_after(
+        tmp_path: Path) -> None:
+    """torch._dynamo logs each graph it cannot compile as "[WARNING] WON'T CONVERT ... due to:" and a
+    traceback every line of which carries "torch._dynamo.convert_frame: [WARNING]", then runs the code
+    eagerly (github.com/MrCogito/Deep_learning_2023, WeightInit_0.md: PaiNN training killed by LSF at
+    its run-time limit, exit 140). The program caught those exceptions: they are warnings by the level
+    it gave them, not the fatal ends of a process that died 100 lines later with no line of its own."""
+    lines = (FIXTURES / "painn-lsf-weightinit-runlimit-usr2.log").read_text(encoding="utf-8").splitlines()
+    events = _read_then_exit(tmp_path, lines, 140)
+    tbs = [e for e in events if e.line in (12, 23, 38, 57, 68, 79, 90, 101, 112)]
+    assert len(tbs) == 9 and {(e.kind, e.rule) for e in tbs} == {("warning", "traceback-logged")}, tbs
+    # Nothing the program wrote before the shell's "User defined signal 2" (121) is fatal.
+    assert not [e for e in events if e.kind == "fatal" and e.line < 121 and e.rule != "early-exit"], events
+    cause = _failed_watch(tmp_path, "painn-lsf-weightinit-runlimit-usr2", "task", exit_code=140).cause()
+    assert cause is None or cause["line"] > 120, cause  # not a dynamo warning's traceback
+
+
+def test_a_traceback_logged_at_error_or_printed_raw_before_a_death_is_still_its_cause(tmp_path: Path) -> None:
+    """Counter-cases on real lines: a vLLM worker's traceback logged at ERROR ("(Worker pid=40539) ERROR
+    ... [multiproc_executor.py:901] Traceback ...", github.com/swiss-ai/apertus-speculative-decoding,
+    engine-error.log) and a raw one Python printed (sentencepiece's "TypeError: not a string",
+    github.com/apollo-mg/Project-Apollo, vllm_results_fp8.log) stay fatal when the process then fails."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    err = (FIXTURES / "apertus-vllm-70b-draft-tp-mismatch.log").read_text(encoding="utf-8").splitlines()
+    fatal = [e for e in _read_then_exit(tmp_path / "a", err, 1, "service") if e.kind == "fatal"]
+    tb = [e for e in fatal if e.rule == "traceback"]
+    assert [(e.line, e.end_line) for e in tb] == [(4, 29)], fatal
+    assert tb[0].text.startswith("ValueError: Currently, 'draft_tensor_parallel_size'"), tb
+    raw = (FIXTURES / "apollo-vllm-fp8-mistral-tokenizer-typeerror.log").read_text(encoding="utf-8").splitlines()
+    fatal = [e for e in _read_then_exit(tmp_path / "b", raw, 1) if e.kind == "fatal"]
+    assert [(e.line, e.end_line, e.text) for e in fatal][:1] == [(23, 70, "TypeError: not a string")], fatal
