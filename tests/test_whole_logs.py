@@ -65,6 +65,21 @@ FLOORS_ROUND_FOUR = {
     "all_ok": 1.0,  # 21/21
 }
 CEILINGS_ROUND_FOUR = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
+# Round five (manifest rows 85-103: 19 logs, 8 deaths), session nine: scored 16/19 ok on the
+# unchanged tree (docs/logs.md, "Whole logs, round five"), held apart at the figures measured
+# after its change (a traceback a logger wrote at WARNING is judged by that level). Still short:
+# two LSF kills whose cause is LSF's report (TERM_RUNLIMIT, TERM_OWNER), which no structure here
+# reads, and a CUDA device-side assertion whose AcceleratorError came after two more training
+# steps (two criticals; the cause quoted is the assertion, the label names the AcceleratorError).
+ROUND_FIVE_FROM = 84
+FLOORS_ROUND_FIVE = {
+    "died_one_alert_per_failure": 0.875,  # 7/8
+    "died_one_page": 1.0,  # 8/8
+    "died_cause_quoted": 0.625,  # 5/8
+    "died_message_names_cause": 0.625,  # 5/8
+    "all_ok": 0.842,  # 16/19
+}
+CEILINGS_ROUND_FIVE = {"died_with_false_fatals": 2, "calm_false_alarms": 0}  # before its change: 3
 
 
 def _scorer() -> ModuleType:
@@ -105,7 +120,9 @@ def test_whole_logs_meet_the_measured_floors(scored: tuple[list[dict], dict]) ->
     for part, floors, ceilings in ((results[:ROUND_THREE_FROM], FLOORS, CEILINGS),
                                    (results[ROUND_THREE_FROM:ROUND_FOUR_FROM], FLOORS_ROUND_THREE,
                                     CEILINGS_ROUND_THREE),
-                                   (results[ROUND_FOUR_FROM:], FLOORS_ROUND_FOUR, CEILINGS_ROUND_FOUR)):
+                                   (results[ROUND_FOUR_FROM:ROUND_FIVE_FROM], FLOORS_ROUND_FOUR,
+                                    CEILINGS_ROUND_FOUR),
+                                   (results[ROUND_FIVE_FROM:], FLOORS_ROUND_FIVE, CEILINGS_ROUND_FIVE)):
         totals = summarise(part)
         bad = [r for r in part if not r["ok"]]
         for key, floor in floors.items():
@@ -422,3 +439,68 @@ def test_round_four_failures_lead_with_their_cause(scored: tuple[list[dict], dic
     oom = by_id["openpi-eval-launcher-tasks-cuda-oom"]
     assert "out of memory" in oom["message"] and "ZeroDivisionError" not in oom["message"], oom
 
+
+
+# -- round five (session nine): what the fifth 19 logs showed ---------------------------
+
+
+def _read_then_exit(tmp_path: Path, lines: list[str], exit_code: int, kind: str = "task") -> list:
+    """A live monitor's events for ``lines`` written at once and the process exiting half a second
+    later: too soon for "it went on" to be seen by what came after (the replay's pace)."""
+    log = tmp_path / "live.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mon = StageLogMonitor(log, stage_kind=kind, started_at=0.0)
+    return mon.poll(now=100.0) + mon.finish(exit_code=exit_code, now=100.5)
+
+
+def test_a_traceback_its_logger_wrote_at_warning_is_a_warning_even_when_the_job_dies_soon_after(
+        tmp_path: Path) -> None:
+    """torch._dynamo logs each graph it cannot compile as "[WARNING] WON'T CONVERT ... due to:" and a
+    traceback every line of which carries "torch._dynamo.convert_frame: [WARNING]", then runs the code
+    eagerly (github.com/MrCogito/Deep_learning_2023, WeightInit_0.md: PaiNN training killed by LSF at
+    its run-time limit, exit 140). The program caught those exceptions: they are warnings by the level
+    it gave them, not the fatal ends of a process that died 100 lines later with no line of its own."""
+    lines = (FIXTURES / "painn-lsf-weightinit-runlimit-usr2.log").read_text(encoding="utf-8").splitlines()
+    events = _read_then_exit(tmp_path, lines, 140)
+    tbs = [e for e in events if e.line in (12, 23, 38, 57, 68, 79, 90, 101, 112)]
+    assert len(tbs) == 9 and {(e.kind, e.rule) for e in tbs} == {("warning", "traceback-logged")}, tbs
+    # Nothing the program wrote before the shell's "User defined signal 2" (121) is fatal.
+    assert not [e for e in events if e.kind == "fatal" and e.line < 121 and e.rule != "early-exit"], events
+    cause = _failed_watch(tmp_path, "painn-lsf-weightinit-runlimit-usr2", "task", exit_code=140).cause()
+    assert cause is None or cause["line"] > 120, cause  # not a dynamo warning's traceback
+
+
+def test_a_traceback_logged_at_error_or_printed_raw_before_a_death_is_still_its_cause(tmp_path: Path) -> None:
+    """Counter-cases on real lines: a vLLM worker's traceback logged at ERROR ("(Worker pid=40539) ERROR
+    ... [multiproc_executor.py:901] Traceback ...", github.com/swiss-ai/apertus-speculative-decoding,
+    engine-error.log) and a raw one Python printed (sentencepiece's "TypeError: not a string",
+    github.com/apollo-mg/Project-Apollo, vllm_results_fp8.log) stay fatal when the process then fails."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    err = (FIXTURES / "apertus-vllm-70b-draft-tp-mismatch.log").read_text(encoding="utf-8").splitlines()
+    fatal = [e for e in _read_then_exit(tmp_path / "a", err, 1, "service") if e.kind == "fatal"]
+    tb = [e for e in fatal if e.rule == "traceback"]
+    assert [(e.line, e.end_line) for e in tb] == [(4, 29)], fatal
+    assert tb[0].text.startswith("ValueError: Currently, 'draft_tensor_parallel_size'"), tb
+    raw = (FIXTURES / "apollo-vllm-fp8-mistral-tokenizer-typeerror.log").read_text(encoding="utf-8").splitlines()
+    fatal = [e for e in _read_then_exit(tmp_path / "b", raw, 1) if e.kind == "fatal"]
+    assert [(e.line, e.end_line, e.text) for e in fatal][:1] == [(23, 70, "TypeError: not a string")], fatal
+
+
+def test_round_five_deaths_quote_no_warning_a_logger_wrote(scored: tuple[list[dict], dict]) -> None:
+    """The fifth batch, replayed: the PaiNN job LSF killed at its time limit no longer leads with
+    torch._dynamo's "[WARNING] ... BackendCompilerFailed" traceback (its message quotes LSF's "Exited
+    with exit code 140." report, not yet its TERM_RUNLIMIT line), with no false fatal before it; the
+    completed twin full of the same warnings stays quiet; a llama.cpp abort on a ROCm hardware
+    exception and a vLLM draft-model TP mismatch lead with their causes and page once."""
+    results, _ = scored
+    by_id = {r["id"]: r for r in results}
+    wi = by_id["painn-lsf-weightinit-runlimit-usr2"]
+    assert not wi["false_fatal_lines"] and "BackendCompilerFailed" not in wi["message"], wi
+    calm = by_id["painn-lsf-dynamo-warnings-completed"]
+    assert calm["criticals"] == 0 and not calm["false_alarm"], calm
+    ll = by_id["apollo-llamacpp-rocm-hsa-exception-abort"]
+    assert ll["message"].startswith("failed: ROCm error: unspecified launch failure"), ll
+    ap = by_id["apertus-vllm-70b-draft-tp-mismatch"]
+    assert ap["message"].startswith("failed: ValueError: Currently, 'draft_tensor_parallel_size'"), ap
+    assert ap["critical_kinds"] == ["fatal-log-event", "stage-failed"], ap

@@ -1915,6 +1915,16 @@ class StageLogMonitor:
                             warned=tb.warned)
         if ignored and exception_line(strip_log_header(exc_line)) is not None:
             self._ignored_at.pop(tb.worker, None)  # its exception line is consumed
+        if v is None and tb.record is not None and tb.record[0] in ("warning", "info", "debug"):
+            # Every line of it carries a logger's header at a level below ERROR (torch._dynamo's
+            # "[WARNING] WON'T CONVERT ... Traceback ..."): the program caught the exception and
+            # logged it as a warning on its way on. An uncaught exception is printed raw by
+            # Python, or by a logger at ERROR. Judged now, by the level its program gave it, not
+            # by what comes next: a death soon after it (a job killed at its time limit) is not
+            # this exception's doing. (_close_run judges a headless stack the same way.)
+            v = Verdict("warning", "traceback-logged", "A traceback logged at the program's "
+                        f"{tb.record[0].upper()} level: it reported a caught exception and went on.",
+                        "None unless it repeats or the stage later fails.")
         if v is not None:
             # The exception line itself says what happened (OOM, NCCL, a
             # harmless optional import, a failed request): no need to wait.
