@@ -45,6 +45,8 @@ from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
+from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
@@ -131,6 +133,7 @@ class Driver:
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
+        self.acceptance = AcceptanceGuard(config)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
         self.full_every_s = 0.25
@@ -530,6 +533,12 @@ class Driver:
         self._watch_recs[stage.name] = rec
         self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
+        low = self.acceptance.observe(stage, rec.run_id, w.monitor.figures, w.monitor.figures_line, now,
+                                      bool(rec.extra.get("acceptance_alerted")))
+        if low is not None:  # once per attempt, kept with the record
+            self._alert("warning", ACCEPTANCE_LOW, low[0], rec, **low[1])
+            rec.extra["acceptance_alerted"] = True
+            self.store.save(rec)
 
     def _announce_failing(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
         """Once per fatal event: the stage logged it but its process lives on (with its GPUs)."""
