@@ -516,6 +516,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     rule_specs += learned
 
     _check_retry_reasons(stages, rule_specs, b, seen)
+    metrics = _build_metrics(raw.get("metrics", {}), b)
 
     if b.errors:
         raise b.errors[0] if len(b.errors) == 1 else ConfigErrors(b.errors)
@@ -524,7 +525,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         rules=rule_specs, alerts=alerts, drift_threshold=float(drift),
         stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
         gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
-        learned_rules=learned_path, metrics=_build_metrics(raw.get("metrics", {}), b),
+        learned_rules=learned_path, metrics=metrics,
     )
 
 

@@ -34,6 +34,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
+from eagle3tui.metrics import serve_metrics
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
@@ -178,6 +179,7 @@ class Driver:
         self.intent = Intent.load(self.state_dir)
         stop = stop or threading.Event()
         idle_marker = self.state_dir / "driver.idle"
+        metrics = None
         try:
             idle_marker.unlink(missing_ok=True)
             if self.keep_alive:
@@ -188,6 +190,9 @@ class Driver:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
                 self.gpu.start()
+            metrics, why = serve_metrics(self.config)
+            if why:
+                self._alert("warning", "metrics-off", why)
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
             idle_since: float | None = None
@@ -241,6 +246,8 @@ class Driver:
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
         finally:
+            if metrics is not None:
+                metrics.close()
             self.wakeups.stop()
             for p in self.probers.values():
                 p.stop()
