@@ -46,6 +46,8 @@ class GpuRow(GpuInfo):
     node: str | None = None
     # The node's report is older than a few of its intervals: the figures are the last known.
     stale: bool = False
+    # The last NVIDIA Xid event of this GPU (telemetry/xid.py): code, action, stage, text.
+    xid: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -166,7 +168,8 @@ class PipelineView:
             rows.append(GpuRow(
                 index=idx, **figures,
                 holders=sorted(holders.get(idx, [])), other_bytes=others.get(idx, 0),
-                history=[float(v) for v in history.get(str(idx), [])]))
+                history=[float(v) for v in history.get(str(idx), [])],
+                xid=(g.get("xid") or {}).get(str(idx))))
         return rows + self._remote_gpu_rows()
 
     def _remote_gpu_rows(self) -> list[GpuRow]:

@@ -67,6 +67,7 @@ from eagle3tui.telemetry.collector import (
     summarize,
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
+from eagle3tui.telemetry.xid import XidWatch, failure_lead
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped
@@ -135,6 +136,7 @@ class Driver:
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
         self.acceptance = AcceptanceGuard(config)
+        self.xids = XidWatch.from_env()  # GPU faults from the kernel log (telemetry/xid.py)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
         self.full_every_s = 0.25
@@ -193,6 +195,9 @@ class Driver:
             metrics, why = serve_metrics(self.config)
             if why:
                 self._alert("warning", "metrics-off", why)
+            why = self.xids.open()
+            if why and any(not s.gpus.empty for s in self.config.stages):
+                self._alert("info", "xid-off", why)  # once per driver, where GPUs are used
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
             idle_since: float | None = None
@@ -248,6 +253,7 @@ class Driver:
         finally:
             if metrics is not None:
                 metrics.close()
+            self.xids.close()
             self.wakeups.stop()
             for p in self.probers.values():
                 p.stop()
@@ -286,6 +292,9 @@ class Driver:
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
         self._report_problems()
+        for ev in self.xids.poll(self.gpu_summary, self._stage_roots):  # before a failure is settled
+            self._alert("critical" if ev.hardware else "warning", "gpu-xid", ev.describe(),
+                        latest.get(ev.stage) if ev.stage else None, **ev.to_json())
         for st in statuses.values():
             rec = latest.get(st.name)
             if rec is None:
@@ -407,6 +416,8 @@ class Driver:
         doc = None
         if self.gpu is not None and self.gpu.latest is not None:
             doc = summarize(self.gpu.latest, memory_history(self.gpu))
+            if self.xids.by_gpu:
+                doc["xid"] = dict(self.xids.by_gpu)  # the last Xid event per GPU
         if self._remote_reports:
             doc = dict(doc or {"available": False, "error": "no GPU sample on this host yet"},
                        remote=dict(self._remote_reports))
@@ -632,6 +643,7 @@ class Driver:
                 rec.error = st.reason + (f" ({st.hint})" if st.hint else "")
         # Repeats held back for this attempt go out now, before the line that says it ended.
         self.hub.flush_attempt(rec.stage, rec.attempt)
+        xids = self.xids.take(stage.name)
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
@@ -654,7 +666,12 @@ class Driver:
             rec.extra["last_errors"] = errs
             if st.hint:
                 details["hint"] = st.hint
-            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
+            message = failure_message(st, cause)
+            xid = failure_lead(xids)
+            if xid:  # the GPU's fault explains what the log shows
+                details["xid"] = xid
+                message = f"{xid}; {message}"
+            self._alert("critical", "stage-failed", message, rec, **details)
             self._maybe_retry(stage, rec, w, now)
         rec.extra["finalized"] = True
         self.store.save(rec)
