@@ -20,6 +20,7 @@ from typing import Any
 
 from eagle3tui.durations import parse_duration
 from eagle3tui.errors import ConfigError, ConfigErrors
+from eagle3tui.listen import listen_address
 from eagle3tui.slurm_options import SlurmOptions
 
 if sys.version_info >= (3, 11):
@@ -877,8 +878,6 @@ def _build_metrics(raw: Any, b: _Builder) -> MetricsConfig:
     listen = raw.get("listen")
     if listen is None:
         return MetricsConfig(allow_remote=allow)
-    from eagle3tui.metrics import listen_address  # the one parser of the address
-
     try:
         listen_address(str(listen) if isinstance(listen, str) else repr(listen), allow)
     except ValueError as e:

@@ -14,7 +14,6 @@ on its own thread, so a slow scraper never holds the driver's loop.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import socket
@@ -33,34 +32,11 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from eagle3tui.alerts.log import JsonlTail
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import LEVELS, PipelineConfig
+from eagle3tui.listen import listen_address
 from eagle3tui.supervisor.state import StageState
 
 PREFIX = "eagle3tui"
 ENDPOINT_FILE = "metrics.json"  # in the state directory: where the driver serves, once bound
-
-
-def listen_address(text: str, allow_remote: bool = False) -> tuple[str, int]:
-    """``"127.0.0.1:9464"``, ``"[::1]:9464"`` or ``"localhost:9464"`` as (host, port).
-
-    Raises ValueError, saying why, for a malformed address or one that is not
-    loopback while ``allow_remote`` is false (the figures name stages,
-    commands' progress and GPUs: not for every host on the network).
-    """
-    host, sep, port_text = text.rpartition(":")
-    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ValueError(f"listen must be HOST:PORT, got {text!r}")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if host == "localhost":
-        return "127.0.0.1", int(port_text)
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError as e:
-        raise ValueError(f"listen host must be an IP address or localhost, got {host!r}") from e
-    if not ip.is_loopback and not allow_remote:
-        raise ValueError(f"listen address {host} is not loopback: other hosts could read the pipeline's "
-                         "state (set allow_remote = true in [metrics] to serve them on purpose)")
-    return str(ip), int(port_text)
 
 
 class _AlertCounts:
@@ -247,13 +223,23 @@ class MetricsServer:
             pass
 
 
-def serve_metrics(config: PipelineConfig) -> tuple[MetricsServer | None, str | None]:
-    """The driver's ``/metrics`` server for ``[metrics] listen``: (server, None), (None, why), or (None, None)."""
+
+def serve_until_parent_exits(config: PipelineConfig, parent: int | None, stop: threading.Event) -> str | None:
+    """``eagle3tui metrics --serve``: serve /metrics until ``stop`` is set or the driver ``parent`` is gone.
+
+    Returns None after a clean stop, else why the endpoint could not be served.
+    """
     m = config.metrics
     if not m.listen:
-        return None, None
+        return "[metrics] listen is not set in the pipeline's configuration"
     try:
-        return MetricsServer(config, m.listen, m.allow_remote), None
+        server = MetricsServer(config, m.listen, m.allow_remote)
     except (OSError, ValueError) as e:
-        return None, (f"[metrics] listen = {m.listen!r}: cannot serve /metrics ({e}); the pipeline runs on "
-                      "without it: pick a free port, or stop what listens there")
+        return f"[metrics] listen = {m.listen!r}: cannot serve /metrics ({e})"
+    try:
+        while not stop.wait(0.5):
+            if parent is not None and os.getppid() != parent:
+                break  # the driver died without stopping us: so do we
+    finally:
+        server.close()
+    return None

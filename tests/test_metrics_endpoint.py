@@ -199,3 +199,32 @@ def test_port_taken_warns_and_the_run_goes_on(pipeline, tmp_path: Path) -> None:
         assert pipeline.stage("a")["state"] == "succeeded"
     finally:
         taken.close()
+
+
+def test_endpoint_of_a_detached_driver_goes_with_it(pipeline, tmp_path: Path) -> None:
+    import os
+    import signal
+
+    import psutil
+
+    pipeline.write(f"""
+        [metrics]
+        listen = "127.0.0.1:0"
+        [[stage]]
+        name = "long"
+        command = ["{sys.executable}", "-c", "import time; time.sleep(60)"]
+        stop_grace = "2s"
+        """)
+    pipeline.cli("start", "--all", check=True)  # the detached driver, as a user starts it
+    endpoint = pipeline.state_dir / "metrics.json"
+    doc = wait_for(lambda: endpoint.exists() and json.loads(endpoint.read_text()), timeout=30, what="metrics.json")
+    got = wait_for(lambda: (s := samples(scrape(doc["url"])))
+                   .get(("eagle3tui_stage_state", (("stage", "long"), ("state", "running")))) == 1.0 and s,
+                   timeout=30, what="the running stage in a scrape")
+    assert got[("eagle3tui_driver_up", ())] == 1.0
+    child = psutil.Process(doc["pid"])
+    driver = pipeline.driver_pid()
+    assert driver and child.ppid() == driver
+    os.kill(driver, signal.SIGKILL)  # a driver that dies without stopping it
+    wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, timeout=10,
+             what="the endpoint's process to exit after its driver")

@@ -14,6 +14,9 @@ import sys
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", metavar="PATH",
                    help="write the text to PATH (atomically, for a textfile collector) instead of stdout")
+    p.add_argument("--serve", action="store_true",
+                   help="serve /metrics on [metrics] listen until stopped (the driver runs this itself)")
+    p.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from eagle3tui.metrics import render
 
     config = load_config(args.config, parse_overrides(args.set))
+    if args.serve:
+        return _serve(config, args.parent)
     body = render(config)
     if args.output:
         from eagle3tui.atomic import atomic_write_bytes
@@ -29,4 +34,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.buffer.write(body)
         sys.stdout.flush()
+    return 0
+
+
+def _serve(config: object, parent: int | None) -> int:
+    import signal
+    import threading
+
+    from eagle3tui.metrics import serve_until_parent_exits
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    why = serve_until_parent_exits(config, parent, stop)  # type: ignore[arg-type]
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 1
     return 0

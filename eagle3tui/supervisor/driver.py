@@ -34,7 +34,6 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.metrics import serve_metrics
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
@@ -43,6 +42,7 @@ from eagle3tui.supervisor.launcher import (
     resume_interrupted,
 )
 from eagle3tui.supervisor.lock import DriverLock
+from eagle3tui.supervisor.metrics_host import MetricsHost
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -192,7 +192,8 @@ class Driver:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
                 self.gpu.start()
-            metrics, why = serve_metrics(self.config)
+            metrics = MetricsHost(self.config)
+            why = metrics.start()
             if why:
                 self._alert("warning", "metrics-off", why)
             why = self.xids.open()
