@@ -242,3 +242,22 @@ def test_notify_must_be_urls(pipeline: Pipeline) -> None:
     proc = pipeline.cli("check")
     assert proc.returncode == 2
     assert "alerts.notify" in proc.stderr + proc.stdout
+
+
+def test_rate_limit_and_levels_are_the_commands(tmp_path: Path) -> None:
+    from eagle3tui.alerts.model import Alert
+
+    reports: list[Alert] = []
+    with receiver() as r:
+        n = AppriseNotifier([f"json://127.0.0.1:{r.port}/hook"], min_level="warning", rate_limit_per_min=2,
+                            report=reports.append)
+        try:
+            n.submit(Alert(level="info", kind="stage-started", message="started", stage="a", attempt=1))
+            for i in range(5):
+                n.submit(Alert(level="warning", kind="stall", message=f"no output for {i}m", stage="a", attempt=1))
+            wait_for(lambda: len(r.delivered) == 2, timeout=20, what="the two pages the rate limit lets through")
+        finally:
+            assert n.close(10)
+        assert [d["json"]["message"].splitlines()[0] for d in r.delivered] == ["no output for 0m", "no output for 1m"]
+        dropped = [a for a in reports if a.kind == "notifier-dropped"]
+        assert len(dropped) == 1 and "alerts.notify" in dropped[0].message and "alerts file" in dropped[0].message

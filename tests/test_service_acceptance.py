@@ -209,3 +209,29 @@ def test_bad_acceptance_table_is_a_clear_error(pipeline, tmp_path: Path) -> None
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "acceptance.min_length" in out and "windw" in out and "pipeline.toml" in out, out
+
+
+def test_the_default_pipeline_compares_with_its_evaluate_stage() -> None:
+    from eagle3tui.config import load_config
+    from eagle3tui.supervisor.acceptance_alert import evaluated_length, evaluation_file
+
+    config = load_config(Path(__file__).parent.parent / "pipeline.toml")
+    serve = config.stage("serve")
+    assert serve.acceptance is not None and serve.acceptance.min_length == 1.3 and serve.acceptance.window_s == 300
+    assert config.stage("train").acceptance is None  # a task reports no serving figures
+    path = evaluation_file(config, serve.acceptance)
+    assert path is not None and path == config.stage("evaluate").outputs[0]
+
+
+def test_evaluated_length_picks_the_served_k(tmp_path: Path) -> None:
+    from eagle3tui.supervisor.acceptance_alert import evaluated_length
+
+    f = tmp_path / "eval.json"
+    f.write_text(json.dumps({"methods": {"eagle3@K=3": {"acceptance_length": 2.17},
+                                         "eagle3@K=7": {"acceptance_length": 2.61},
+                                         "ngram@K=7": {"acceptance_length": 1.2}}}))
+    assert evaluated_length(f, 3) == (2.17, "eagle3@K=3")
+    assert evaluated_length(f, 5) == (2.61, "eagle3@K=7")  # not measured at 5: the largest K
+    assert evaluated_length(f, None) == (2.61, "eagle3@K=7")
+    f.write_text("{not json")
+    assert evaluated_length(f, 3) is None
