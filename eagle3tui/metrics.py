@@ -140,6 +140,8 @@ def _gpu_families(view: Any) -> Iterator[Metric]:
                              labels=["stage", "gpu"])
     other = GaugeMetricFamily(f"{p}_gpu_other_memory_bytes", "GPU memory of processes of no stage",
                               labels=["gpu"])
+    xid = GaugeMetricFamily(f"{p}_gpu_last_xid", "code of the GPU's last NVIDIA Xid event, with NVIDIA's action",
+                            labels=["gpu", "action", "stage"])
     for row in view.gpu_rows():
         label = row.label
         if row.mem_used is not None:
@@ -151,7 +153,10 @@ def _gpu_families(view: Any) -> Iterator[Metric]:
         for stage, b in row.holders:
             held.add_metric([stage, label], float(b))
         other.add_metric([label], float(row.other_bytes))
-    yield from (used, total, util, held, other)
+        if row.xid and isinstance(row.xid.get("code"), int):
+            xid.add_metric([label, str(row.xid.get("action") or ""), str(row.xid.get("stage") or "")],
+                           float(row.xid["code"]))
+    yield from (used, total, util, held, other, xid)
 
 
 def registry_for(config: PipelineConfig) -> CollectorRegistry:

@@ -167,6 +167,12 @@ def test_fallen_off_the_bus_is_the_cause_of_the_failure(pipeline, tmp_path: Path
         rows = load_view(load_config(pipeline.config)).gpu_rows()
         assert rows[0].xid is not None and rows[0].xid["code"] == 79 and rows[0].xid["stage"] == "train"
         assert pipeline.status()["gpu"]["xid"]["0"]["action"] == "RESTART_BM"
+        from eagle3tui.metrics import render
+        from prometheus_client.parser import text_string_to_metric_families
+
+        fams = {f.name: f for f in text_string_to_metric_families(render(load_config(pipeline.config)).decode())}
+        (sample,) = fams["eagle3tui_gpu_last_xid"].samples
+        assert sample.value == 79 and sample.labels == {"gpu": "0", "action": "RESTART_BM", "stage": "train"}
 
 
 def test_an_app_fault_is_attributed_by_its_pid(pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
