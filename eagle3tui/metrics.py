@@ -172,7 +172,7 @@ def render(config: PipelineConfig) -> bytes:
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # a scrape every 15 s is no news for driver.log
 
 

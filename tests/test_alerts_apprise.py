@@ -54,7 +54,7 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 doc = {"path": self.path, "headers": dict(self.headers), "json": json.loads(body or b"{}")}
                 outer.requests.append(doc)
@@ -68,7 +68,7 @@ class Receiver:
                 self.send_response(200)
                 self.end_headers()
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -39,11 +39,11 @@ NOT_REPORTS = [
     # a training log's accuracy
     "{'loss': 1.234, 'acc': 0.61, 'epoch': 0.5}",
     # SGLang's decode batch without speculative decoding
-    "[2025-10-22 10:27:56 TP0] Decode batch. #running-req: 1, #token: 108, token usage: 0.00, "
-    "cuda graph: True, gen throughput (token/s): 150.39, #queue-req: 0, ",
+    ("[2025-10-22 10:27:56 TP0] Decode batch. #running-req: 1, #token: 108, token usage: 0.00, "
+     "cuda graph: True, gen throughput (token/s): 150.39, #queue-req: 0, "),
     # vLLM's engine line
-    "INFO 05-15 10:23:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.1 tokens/s, "
-    "Avg generation throughput: 10.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%",
+    ("INFO 05-15 10:23:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.1 tokens/s, "
+     "Avg generation throughput: 10.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%"),
 ]
 
 
@@ -133,8 +133,8 @@ def test_every_format_shows_live_on_the_service_row(pipeline, tmp_path: Path) ->
     rows = [r for r in LINES if r["length"] is not None]
     _serve(pipeline, tmp_path, STEPPED_SERVER, [r["line"] for r in rows], [], "")
     for i, row in enumerate(rows):
-        serve = wait_for(lambda: (s := pipeline.stage("serve"))["live"].get("figures", {}).get("acceptance_length")
-                         == pytest.approx(row["length"], abs=1e-3) and s,
+        serve = wait_for(lambda want=row["length"]: (s := pipeline.stage("serve"))["live"].get("figures", {})
+                         .get("acceptance_length") == pytest.approx(want, abs=1e-3) and s,
                          timeout=30, what=f"{row['format']} line {i}'s acceptance length in status --json")
         figs = serve["live"]["figures"]
         assert figs["acceptance_rate"] == pytest.approx(row["rate"], abs=1e-3)
@@ -213,7 +213,7 @@ def test_bad_acceptance_table_is_a_clear_error(pipeline, tmp_path: Path) -> None
 
 def test_the_default_pipeline_compares_with_its_evaluate_stage() -> None:
     from eagle3tui.config import load_config
-    from eagle3tui.supervisor.acceptance_alert import evaluated_length, evaluation_file
+    from eagle3tui.supervisor.acceptance_alert import evaluation_file
 
     config = load_config(Path(__file__).parent.parent / "pipeline.toml")
     serve = config.stage("serve")

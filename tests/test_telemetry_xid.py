@@ -32,15 +32,15 @@ REAL = [
      "May 18 19:02:39 kernel: NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.",
      79, "0000:2b:00", None, "RESTART_BM"),
     ("https://github.com/leptonai/gpud/pull/46",
-     "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
-     "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter",
+     ("[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
+      "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter"),
      13, "0000:cb:00", None, "RESTART_APP"),
     ("https://github.com/leptonai/gpud/pull/46",
-     "[Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, "
-     "Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005",
+     ("[Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, "
+      "Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005"),
      109, "0000:cb:00", 1797828, "RESTART_APP"),
-    ("https://raw.githubusercontent.com/stas00/ml-engineering/7bc7c3054eb93c277a4755c597ae0864d77a63f1/"
-     "compute/accelerator/nvidia/debug.md",
+    (("https://raw.githubusercontent.com/stas00/ml-engineering/7bc7c3054eb93c277a4755c597ae0864d77a63f1/"
+      "compute/accelerator/nvidia/debug.md"),
      "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.",
      63, "0000:10:1c", 1896, "RESET_GPU"),
     ("https://github.com/leptonai/gpud/pull/1174",
@@ -53,8 +53,8 @@ REAL = [
      "[24128.834365] NVRM: Xid (PCI:0000:01:00): 31, Ch 00000003, engmask 00000101, intr 10000000",
      31, "0000:01:00", None, "RESTART_APP"),
     ("https://github.com/leptonai/gpud/pull/1174",
-     "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 "
-     "0x00000000 0x00000000 0x00000000)",
+     ("NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 "
+      "0x00000000 0x00000000 0x00000000)"),
      149, "0019:01:00", None, "CONTACT_SUPPORT"),
     ("https://github.com/Bumblebee-Project/Bumblebee/issues/329",  # the old format, without "PCI:"
      "NVRM: Xid (0000:01:00): 16, Head 00000000 Count 00000000", 16, "0000:01:00", None, "CONTACT_SUPPORT"),
@@ -167,8 +167,9 @@ def test_fallen_off_the_bus_is_the_cause_of_the_failure(pipeline, tmp_path: Path
         rows = load_view(load_config(pipeline.config)).gpu_rows()
         assert rows[0].xid is not None and rows[0].xid["code"] == 79 and rows[0].xid["stage"] == "train"
         assert pipeline.status()["gpu"]["xid"]["0"]["action"] == "RESTART_BM"
-        from eagle3tui.metrics import render
         from prometheus_client.parser import text_string_to_metric_families
+
+        from eagle3tui.metrics import render
 
         fams = {f.name: f for f in text_string_to_metric_families(render(load_config(pipeline.config)).decode())}
         (sample,) = fams["eagle3tui_gpu_last_xid"].samples

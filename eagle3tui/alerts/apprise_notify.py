@@ -142,20 +142,21 @@ class AppriseNotifier(Notifier):
 
     def _deliver(self, svc: Any, title: str, body: str, kind: str, alert: Alert) -> None:
         pause = self.retry_pause_s
+        error = ""
         for attempt in range(1, self.retries + 1):
             try:
                 if svc.notify(body=body, title=title, notify_type=self._apprise.NotifyType(kind)):
                     self.sent += 1
                     return
-            except Exception:  # noqa: BLE001 - a plugin's bug is one failed delivery
-                pass
+            except Exception as e:  # noqa: BLE001 - a plugin's bug is one failed delivery
+                error = f" (last: {type(e).__name__})"
             if attempt < self.retries and self._stopping.wait(pause):
                 break  # closing: one try left per page, no more waiting
             pause *= 2
         self.failed += 1
         self._problem("notifier-failed",
                       f"{self.target}: {svc.url(privacy=True)} did not take the page after "
-                      f"{self.retries} tries; it is in the alerts file", alert_kind=alert.kind)
+                      f"{self.retries} tries{error}; it is in the alerts file", alert_kind=alert.kind)
 
     def close(self, wait_s: float | None = None) -> bool:
         # Retries of a receiver that is down must not keep a finishing driver waiting long.

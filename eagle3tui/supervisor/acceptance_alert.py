@@ -27,8 +27,8 @@ EVAL_FILE = "eval.json"  # pipeline/evaluate.py --out: methods["eagle3@K=3"]["ac
 EVAL_METHOD = "eagle3"
 # What makes a served EAGLE-3 draft collapse, most common first (each seen in public threads).
 LIKELY_CAUSES = (
-    "the server feeds the draft other target layers than it was trained on "
-    "(eagle_aux_hidden_state_layer_ids, or an off-by-one in the server's convention: sglang#25454)",
+    ("the server feeds the draft other target layers than it was trained on "
+     "(eagle_aux_hidden_state_layer_ids, or an off-by-one in the server's convention: sglang#25454)"),
     "the draft vocabulary mapping (d2t/t2d) is missing or belongs to another vocabulary",
     "the draft was trained for another target model, revision or chat template",
     "sampling at a high temperature (acceptance is highest at temperature 0)",
