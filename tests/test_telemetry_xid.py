@@ -11,6 +11,7 @@ leads its ``stage-failed`` message, and shows on the GPU row.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
+from eagle3tui.alerts import build_hub
 from eagle3tui.config import load_config
 from eagle3tui.supervisor.driver import Driver
 from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
@@ -106,7 +108,9 @@ def test_file_source_reads_only_new_complete_lines(tmp_path: Path) -> None:
 
 @contextmanager
 def driven(pipeline, gpu: FakeGpu):
-    drv = Driver(load_config(pipeline.config), nvml=FakeNvml([gpu]), exit_when_idle=False)
+    config = load_config(pipeline.config)
+    hub = build_hub(config)  # with [alerts] command, as a real driver has
+    drv = Driver(config, hub=hub, nvml=FakeNvml([gpu]), exit_when_idle=False)
     stop = threading.Event()
     t = threading.Thread(target=drv.run, args=(stop,), daemon=True)
     drv.execute({"op": "start", "all": True})
@@ -117,10 +121,15 @@ def driven(pipeline, gpu: FakeGpu):
         drv.stop_stage("train")
         stop.set()
         t.join(15)
+        hub.close()
+
+
+RECORD = "import json, sys\nwith open(sys.argv[1], 'a') as f:\n    f.write(json.dumps(json.load(sys.stdin)) + '\\n')\n"
 
 
 def _gated_stage(pipeline, tmp_path: Path) -> Path:
     gate = tmp_path / "gate"
+    (tmp_path / "record.py").write_text(RECORD)
     (tmp_path / "train.py").write_text(
         "import os, sys, time\n"
         "print('step 1/100 loss=2.1', flush=True)\n"
@@ -130,6 +139,9 @@ def _gated_stage(pipeline, tmp_path: Path) -> Path:
     pipeline.write(f"""
         [pipeline]
         gpu_interval = "0.1s"
+        [alerts]
+        command = ["{sys.executable}", "{tmp_path / 'record.py'}", "{tmp_path / 'pages.jsonl'}"]
+        min_level = "critical"
         [[stage]]
         name = "train"
         gpus = [0]
@@ -163,6 +175,11 @@ def test_fallen_off_the_bus_is_the_cause_of_the_failure(pipeline, tmp_path: Path
                           what="the failure")[0]
         assert failed["message"].startswith("GPU 0 (PCI 0000:2b:00) Xid 79, GPU has fallen off the bus"), failed
         assert "unspecified launch failure" in failed["message"]  # the log's line follows
+        # One failure, one page: the Xid's page waited, and the failure that leads with it went out.
+        pages = tmp_path / "pages.jsonl"
+        wait_for(lambda: pages.exists() and pages.read_text().strip(), what="the page")
+        got = [json.loads(x) for x in pages.read_text().splitlines()]
+        assert [p["kind"] for p in got] == ["stage-failed"], got
         # The GPU row shows it, from the read model.
         rows = load_view(load_config(pipeline.config)).gpu_rows()
         assert rows[0].xid is not None and rows[0].xid["code"] == 79 and rows[0].xid["stage"] == "train"

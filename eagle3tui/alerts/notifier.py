@@ -54,8 +54,9 @@ _MAX_ENV_MESSAGE = 2000
 _MAX_OUTPUT = 1000
 _STOP = object()
 _WAKE = object()  # a hold was added: the worker recomputes when to wake
-# Alerts of a failure still unfolding: their page waits for the attempt's end.
-HELD_KINDS = frozenset({"fatal-log-event", "stage-failing"})
+# Alerts of a failure still unfolding: their page waits for the attempt's end
+# (a stage's GPU fault too: its stage-failed alert leads with it).
+HELD_KINDS = frozenset({"fatal-log-event", "stage-failing", "gpu-xid"})
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
 ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
 LOG_WARNING_KIND = "log-warning"  # a WARNING line of a log: sent only with log_warnings

@@ -35,6 +35,8 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
+from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
+from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -46,8 +48,6 @@ from eagle3tui.supervisor.metrics_host import MetricsHost
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
-from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
-from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
