@@ -300,7 +300,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    """The per-log table, as printed and as pasted into docs/logs.md."""
+    """The per-log table, as printed and as kept under bench/results/."""
     head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | pages | cause quoted | "
             "message names it | false fatal lines | watch exit | ok |")
     rows = [head, "|" + "---|" * 9]
