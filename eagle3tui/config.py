@@ -41,7 +41,7 @@ STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
     "on_fatal",
-    "executor", "slurm",
+    "executor", "slurm", "result",
 }
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
@@ -145,6 +145,14 @@ class StageConfig:
     # with ``slurm``'s options); see eagle3tui.supervisor.executors.
     executor: str = "local"
     slurm: SlurmOptions | None = None
+    # The ``command =`` line, for errors about the program itself.
+    command_line: int | None = None
+    # The [vars] (and builtins) that command, env, cwd and outputs use, with their values:
+    # what a rerun's "changed" note names (supervisor/fingerprint.py).
+    variables: dict[str, str] = field(default_factory=dict)
+    # An RE2 pattern for the lines that state the stage's result (acceptance lengths):
+    # quoted by the pipeline-complete alert (supervisor/completion.py).
+    result: str | None = None
 
     @property
     def is_service(self) -> bool:
@@ -596,7 +604,11 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             b.err(f"unknown key {key!r}", f"{k}.{key}", line(key),
                   one_of(key, STAGE_KEYS))
 
+    used: dict[str, str] = {}
+
     def sub(value: str, key: str) -> str:
+        if key in ("command", "env", "cwd", "outputs"):
+            used.update((n, variables[n]) for n in _VAR_RE.findall(value) if n in variables)
         return _substitute(value, variables, b, f"{k}.{key}", line(key))
 
     shell = st.get("shell", False)
@@ -783,6 +795,19 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         b.err("description must be a string", f"{k}.description", line("description"))
         description = ""
 
+    result = st.get("result")
+    if result is not None:
+        from eagle3tui.logs.rules import compile_user_pattern
+
+        try:
+            if not isinstance(result, str) or not result:
+                raise ValueError("it must be a non-empty string")
+            compile_user_pattern(result)
+        except ValueError as e:
+            b.err(f"result {result!r} is not a usable pattern: {e}", f"{k}.result", line("result"),
+                  "write the text the result lines contain, e.g. result = \"acceptance length\"")
+            result = None
+
     executor, slurm = _build_executor(st, i, k, b, variables)
 
     return StageConfig(
@@ -790,6 +815,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
         ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
         description=description, line=head, executor=executor, slurm=slurm,
+        command_line=line("command") or head, variables=dict(sorted(used.items())), result=result,
     )
 
 
@@ -991,7 +1017,7 @@ def missing_executables(config: PipelineConfig, names: list[str] | None = None) 
         if not ok:
             errors.append(ConfigError(
                 f"stage {s.name!r}: executable {prog!r} not found", path=str(config.path),
-                key=f"stage[{s.name}].command", line=s.line,
+                key=f"stage[{s.name}].command", line=s.command_line or s.line,
                 fix="install it, give its full path, or fix PATH in the stage's env"))
     return errors
 

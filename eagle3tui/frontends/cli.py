@@ -200,8 +200,9 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             note = note or describe_figures(live.get("figures")) or ("ready" if s.get("ready") else "starting")
         if s.get("hint"):
             note += f" ({s['hint']})"
+        shown_state = "changed" if s.get("changed") else s["state"]
         lines.append(
-            f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
+            f"{s['name'][:14]:14} {shown_state:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
             f"{eta_txt:>8} {drift_txt:>6}  {printable(note)}")
         if s.get("failing"):

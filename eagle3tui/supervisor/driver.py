@@ -35,6 +35,7 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
+from eagle3tui.supervisor import completion
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -141,6 +142,7 @@ class Driver:
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
+        self._announced: list[Any] | None = completion.announced(self.state_dir)
         # Where stages run: this host, or Slurm (executor = "slurm").
         self.executors = Executors(
             on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec),
@@ -305,6 +307,7 @@ class Driver:
         if p.start or p.stop_services:
             statuses = self.statuses()
         self.write_state(statuses)
+        self._announce_completion(statuses)
         active = any(s.state.active for s in statuses.values())
         scheduled = any(
             float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
@@ -679,6 +682,20 @@ class Driver:
                     f"will resume in {pol.backoff_s:.0f}s (attempt {rec.attempt + 1} of at most "
                     f"{rec.attempt - chain + pol.max_attempts})", rec)
 
+    def _announce_completion(self, statuses: dict[str, StageStatus]) -> None:
+        """One ``pipeline-complete`` alert per completion (supervisor/completion.py)."""
+        done = completion.completion(self.config, list(statuses.values()), self.intent)
+        if done is None or done.key == self._announced:
+            return
+        result = done.result()
+        message = done.message(result)
+        self._alert("info", completion.KIND, message, None, succeeded=done.succeeded,
+                    skipped=done.skipped or None, elapsed_s=done.elapsed_s,
+                    last_stage=done.last_stage, result=result or None)
+        # On disk after the alert: a driver killed in between announces it again, never not at all.
+        completion.mark_announced(self.state_dir, done, time.time(), message)
+        self._announced = done.key
+
     # -- commands ------------------------------------------------------------
     def _command_files(self) -> list[Path]:
         try:
@@ -726,7 +743,8 @@ class Driver:
                 if st.state == StageState.SUCCEEDED and st.stale and not st.state.active:
                     # Bring it up to date: its inputs changed after it ran.
                     self.intent.relaunch[n] = {"mode": "restart", "not_before": 0, "trigger": "user"}
-                    msgs.append(f"{n}: stale ({st.stale}); rerun queued (attempt {st.attempt + 1})")
+                    msgs.append(f"{n}: {'changed' if st.changed else 'stale'} "
+                                f"({st.changed or st.stale}); rerun queued (attempt {st.attempt + 1})")
                 elif n in names or cmd.get("all"):
                     if st.state.active:
                         msgs.append(f"{n}: already running")
@@ -737,6 +755,10 @@ class Driver:
                         ok = ok and not (n in names)
                     elif st.state in (StageState.PENDING, StageState.WAITING):
                         msgs.append(f"{n}: queued")
+            if cmd.get("all") and not msgs:
+                msgs.append("nothing to do: every stage succeeded with the current settings and "
+                            "nothing it uses changed since; to run a stage again anyway, use "
+                            "`restart NAME` (R in the TUI)")
             self.intent.save(self.state_dir)
         elif op in ("restart", "resume"):
             for n in names:

@@ -41,6 +41,7 @@ from textual.worker import get_current_worker
 from eagle3tui.alerts import JsonlTail
 from eagle3tui.config import PipelineConfig
 from eagle3tui.logs.follower import Chunk, LogFollower
+from eagle3tui.supervisor.completion import KIND as PIPELINE_COMPLETE
 from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
@@ -282,12 +283,15 @@ class EagleApp(App[int]):
         self._title_plain = ""
         self._log_title_plain = ""
         self._alerts_title_plain = ""
+        self.banner_text = ""
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # The widgets are kept as attributes: query_one searches the *active*
         # screen, which is a modal (confirm, help) at times while data arrives.
         self.title_bar = Static(Text(f"eagle3tui · {printable(self.config.name)}"), id="title")
+        # The driver's pipeline-complete alert, until a stage runs again.
+        self.banner = Static(Text(""), id="banner")
         self.table = StageTable(id="stages")
         self.log_title = Static(Text("log: select a stage"), id="log-title")
         self.logview = LogView(self.max_log_lines, id="log")
@@ -296,6 +300,7 @@ class EagleApp(App[int]):
         self.gpu_panel = GpuPanel(id="gpu")
         self.alerts_panel = AlertsPanel(id="alerts")
         yield self.title_bar
+        yield self.banner
         yield self.table
         with Horizontal(id="main"):
             with Vertical(id="log-box"):
@@ -384,6 +389,7 @@ class EagleApp(App[int]):
         self.gpu_panel.max_lines = 3 if self.size.width < 120 else 1000
         self.gpu_panel.show(view)
         self.alerts_panel.add_alerts(msg.alerts)
+        self._update_banner(msg.alerts, view)
         self._update_alerts_title()
         for p in view.problems:
             if p not in self._problems_seen:
@@ -391,6 +397,16 @@ class EagleApp(App[int]):
                 self.notify(printable(p), severity="warning", timeout=10, markup=False)
         self._update_title()
         self._retarget_log()
+
+    def _update_banner(self, alerts: list[dict[str, Any]], view: PipelineView) -> None:
+        """Show the newest pipeline-complete alert; hide it while stages run or queue."""
+        done = [a for a in alerts if a.get("kind") == PIPELINE_COMPLETE]
+        if done:
+            self.banner_text = printable(str(done[-1].get("message") or "pipeline complete"))
+        if view.work_left():
+            self.banner_text = ""
+        self.banner.update(Text(self.banner_text, style="bold"))
+        self.banner.set_class(bool(self.banner_text), "visible")
 
     def _update_title(self) -> None:
         active = sum(1 for s in self.statuses if s.state.active)
