@@ -2,9 +2,9 @@
 
 The pipeline is complete when every wanted stage succeeded (or was skipped)
 with the current settings, nothing runs and no rerun is queued. The driver
-then raises one ``pipeline-complete`` alert, quoting the result of the last
-stage: the lines matching its ``result`` pattern, or else its last line of
-output. ``completed.json`` in the state directory remembers which attempts
+then raises one ``pipeline-complete`` alert, quoting the result: the lines
+matching the ``result`` pattern of the last stage that has one, or else the
+last stage's last line of output. ``completed.json`` in the state directory remembers which attempts
 were announced, written after the alert is on disk, so a driver that starts
 later (or a second front end) never announces the same completion again.
 """
@@ -70,7 +70,9 @@ def completion(config: PipelineConfig, statuses: list[StageStatus], intent: Inte
         return None
     by_name = {s.name: s for s in ran}
     tasks = [st for st in topo_order(config.stages) if st.name in by_name and not st.is_service]
-    last = tasks[-1] if tasks else None
+    # The stage that states the pipeline's result: the last with a result pattern, else the last.
+    stated = [t for t in tasks if t.result]
+    last = stated[-1] if stated else (tasks[-1] if tasks else None)
     starts = [s.started_at for s in ran if s.started_at is not None]
     ends = [s.ended_at for s in ran if s.ended_at is not None]
     last_log = None

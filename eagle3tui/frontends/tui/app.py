@@ -403,8 +403,8 @@ class EagleApp(App[int]):
         done = [a for a in alerts if a.get("kind") == PIPELINE_COMPLETE]
         if done:
             self.banner_text = printable(str(done[-1].get("message") or "pipeline complete"))
-        if view.work_left():
-            self.banner_text = ""
+        if view.work_left() or any(s.stale for s in view.statuses):
+            self.banner_text = ""  # running again, or out of date with the settings shown
         self.banner.update(Text(self.banner_text, style="bold"))
         self.banner.set_class(bool(self.banner_text), "visible")
 
