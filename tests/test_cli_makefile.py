@@ -55,7 +55,7 @@ def test_make_test_lints_prints_the_slowest_tests_and_stops_slurm(tmp_path: Path
     out = _dry_run(tmp_path, "test")
     assert "ruff check" in out and "lint-imports" in out
     assert "--durations=25" in out
-    assert out.index(".ci/slurm-up") < out.index("pytest") < out.index(".ci/slurm-down"), out
+    assert out.index(".ci/slurm-up") < out.index("-m pytest") < out.index(".ci/slurm-down"), out
 
 
 def test_make_test_fast_runs_no_slurm_no_model_no_whole_logs(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ of 2-46 s, projected +170% at 3/7 and finished at +32%). It fires when the
 overshoot is certain (the stage already ran longer than the estimate plus the
 threshold) or when the projection is trustworthy: enough of the bar (20%) or
 of the estimate (50%) has passed, the recent per-item times agree (their
-median absolute deviation within 35% of their median), and even the faster of
+standard deviation within 35% of their mean), and even the faster of
 the recent and the whole-bar rates overshoots. ``Eta.basis`` says which, for
 the alert's text.
 """
@@ -29,6 +29,7 @@ from eagle3tui.logs.progress import ProgressUpdate
 TRUST_BAR_FRACTION = 0.2
 TRUST_ESTIMATE_FRACTION = 0.5
 TRUST_MIN_INTERVALS = 3
+TRUST_MIN_ITEMS = 10
 TRUST_MAX_SPREAD = 0.35
 
 
@@ -241,7 +242,7 @@ class EtaTracker:
                        phase=self.phase, done=done, at=now)
         if drift is None:
             return False
-        basis = self._trust(n, total, t, elapsed, drift, left if total is not None else None)
+        basis = self._trust(n, total, t, elapsed, drift, left if total is not None else None, reported)
         if basis:
             self.eta = replace(self.eta, basis=basis)
         if drift > self.drift_threshold and self._armed and basis:
@@ -253,7 +254,7 @@ class EtaTracker:
         return False
 
     def _trust(self, n: float, total: float | None, t: float, elapsed: float, drift: float,
-               left: float | None) -> str:
+               left: float | None, reported: float | None) -> str:
         """How sure an overshoot is, in words; "" when the projection is not evidence of one."""
         est = self.estimate_s
         if not est or drift <= self.drift_threshold:
@@ -265,13 +266,19 @@ class EtaTracker:
         bar = n / total
         if bar < TRUST_BAR_FRACTION and elapsed < TRUST_ESTIMATE_FRACTION * est:
             return ""  # an early rate is no evidence: warm-up, caches and ramps even out
-        recent = self._intervals
+        recent = list(self._intervals)
         if len(recent) < TRUST_MIN_INTERVALS:
-            return ""
+            # Few steps seen (a log read in one go, a bar drawn rarely): the bar's own average
+            # and its reported rate are two views of many items, if there are many.
+            if n < TRUST_MIN_ITEMS or not reported or t <= 0:
+                return ""
+            recent = [t / n, reported]
         med = statistics.median(recent)
-        if med <= 0:
+        mean = statistics.fmean(recent)
+        if med <= 0 or mean <= 0:
             return ""
-        spread = statistics.median(abs(x - med) for x in recent) / med
+        # Not a robust spread: one short step among long ones is the point (unequal steps).
+        spread = statistics.pstdev(recent) / mean
         if spread > TRUST_MAX_SPREAD:
             return ""  # steps of unequal size: the next ones may be short
         rates = [med]
