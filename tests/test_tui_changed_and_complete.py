@@ -69,8 +69,11 @@ async def test_banner_says_the_pipeline_finished(tmp_path: Path, size: tuple[int
     cfg = load_config(_finished_pipeline(tmp_path / "p"))
     app = EagleApp(cfg, poll_s=0.1, start_driver=False)
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.banner_text, "the completion banner")
-        assert app.banner.has_class("visible") and app.banner.region.height >= 1
+        await wait_for(pilot, lambda: app.banner_text and app.banner.region.height >= 1,
+                       "the completion banner on screen")
+        assert app.banner.has_class("visible")
+        # Above the stage list, which still shows every stage.
+        assert app.banner.region.y < app.table.region.y
         assert app.banner_text.startswith("pipeline complete: 3 stage(s) succeeded")
         assert "b: score: acceptance length b" in app.banner_text
         assert all(_row(app, n)["state"] == "succeeded" for n in "abc")
