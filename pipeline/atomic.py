@@ -18,7 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "current_umask", "fsync_dir", "fsync_file", "temp_dir_for"]
+__all__ = ["atomic_write_bytes", "current_umask", "fsync_dir", "fsync_file", "temp_dir_for",
+           "umask_mode"]
 
 
 def current_umask() -> int:
@@ -33,6 +34,14 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def umask_mode(path: str | os.PathLike[str]) -> None:
+    """Give a file the mode ``open`` would have (0644 under umask 022).
+
+    For files a library writes owner-only (safetensors' ``save_file`` makes 0600).
+    """
+    os.chmod(path, 0o666 & ~current_umask())
 
 
 def temp_dir_for(target: str | os.PathLike[str]) -> Path:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.atomic import fsync_dir, fsync_file, temp_dir_for
+from pipeline.atomic import fsync_dir, fsync_file, temp_dir_for, umask_mode
 from pipeline.common import StageError, load_manifest
 
 __all__ = ["FORMAT", "TokenizedDataset", "write_tokenized_dataset"]
@@ -100,6 +100,7 @@ def write_tokenized_dataset(
             str(tmp / DATA),
             metadata={"format": FORMAT},
         )
+        umask_mode(tmp / DATA)  # safetensors writes 0600
         (tmp / IDS).write_text(json.dumps(ids, ensure_ascii=False) + "\n", encoding="utf-8")
         # The manifest is written last: its presence marks a complete dataset even
         # for a reader that ignores the directory rename.

@@ -34,11 +34,11 @@ def other_user() -> Iterator[str]:
         subprocess.run(["userdel", name], check=False, capture_output=True)
 
 
-def run_as(user: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` as ``user`` (uid and gid switched in the child before exec)."""
+def run_as(user: str, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run ``argv`` as ``user`` (uid and gid switched in the child before exec); output as bytes."""
     pw = pwd.getpwnam(user)
     return subprocess.run(argv, user=pw.pw_uid, group=pw.pw_gid, extra_groups=[],
-                          capture_output=True, text=True, timeout=30, cwd="/")
+                          capture_output=True, timeout=30, cwd="/")
 
 
 @contextmanager

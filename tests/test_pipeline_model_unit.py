@@ -531,7 +531,7 @@ def test_exported_draft_is_readable_by_another_user(tiny_draft: Path, tiny_extra
             [oct(f.stat().st_mode) for f in files]
         listed = run_as(user, ["/bin/ls", str(out)])
         read = run_as(user, ["/bin/cat", *map(str, files)])
-        assert listed.returncode == 0 and "model.safetensors" in listed.stdout, listed
+        assert listed.returncode == 0 and b"model.safetensors" in listed.stdout, listed
         assert read.returncode == 0, read.stderr
 
 

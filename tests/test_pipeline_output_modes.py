@@ -39,4 +39,17 @@ def test_another_user_reads_files_written_atomically() -> None:
     with other_user() as user, shared_dir() as root, umask(0o022):
         atomic_write_bytes(root / "out" / "vocab.safetensors", b"weights")
         proc = run_as(user, ["/bin/cat", str(root / "out" / "vocab.safetensors")])
-        assert proc.returncode == 0 and proc.stdout == "weights", proc
+        assert proc.returncode == 0 and proc.stdout == b"weights", proc
+
+
+def test_a_tokenized_dataset_is_readable_by_another_user() -> None:
+    """The tokenized dataset (a renamed temp dir with a safetensors file, 0600 by default)."""
+    from pipeline.tokenized_dataset import write_tokenized_dataset
+
+    with other_user() as user, shared_dir() as root, umask(0o022):
+        d = root / "prepared"
+        write_tokenized_dataset(d, [("s0", [1, 2, 3], [0, 1, 1])], {"tokenizer": "t", "max_len": 8})
+        assert _mode(d) == 0o755
+        assert {p.name: _mode(p) for p in d.iterdir()} == {p.name: 0o644 for p in d.iterdir()}
+        proc = run_as(user, ["/bin/cat", *(str(p) for p in sorted(d.iterdir()))])
+        assert proc.returncode == 0, proc.stderr
