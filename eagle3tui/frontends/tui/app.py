@@ -284,6 +284,8 @@ class EagleApp(App[int]):
         self._log_title_plain = ""
         self._alerts_title_plain = ""
         self.banner_text = ""
+        # The log pane follows the running stage until the user picks one (run all resumes it).
+        self.follow_running = True
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -384,6 +386,11 @@ class EagleApp(App[int]):
         table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
         if self.selected is None and view.statuses:
             self.selected = table.selected_stage or view.statuses[0].name
+        running = running_stage(view.statuses)
+        if self.follow_running and running is not None and running != self.selected:
+            self.selected = running
+            self.pinned = None
+            table.select_stage(running, by_user=False)
         # The narrow layout gives the GPU panel 3 lines (app.tcss): more GPUs
         # than that are drawn as a compact grid.
         self.gpu_panel.max_lines = 3 if self.size.width < 120 else 1000
@@ -427,6 +434,9 @@ class EagleApp(App[int]):
     # -- log pane -----------------------------------------------------------------------
     @on(StageTable.Highlighted)
     def _on_stage_highlighted(self, event: StageTable.Highlighted) -> None:
+        if event.by_user:
+            # The user chose a stage: the log pane stays on it until run all.
+            self.follow_running = False
         if event.name != self.selected:
             self.selected = event.name
             self.pinned = None
@@ -627,6 +637,7 @@ class EagleApp(App[int]):
             self.send("start", [st.name])
 
     def action_run_all(self) -> None:
+        self.follow_running = True
         self.send("start", [], all=True)
 
     def action_stop(self) -> None:
@@ -929,6 +940,17 @@ def skip_to_tail(path: str, offset: int, keep: int) -> tuple[int, int]:
         lines += rest.endswith(b"\n")
         pos += len(rest)
     return pos, lines
+
+
+def running_stage(statuses: list[StageStatus]) -> str | None:
+    """The stage whose log is worth watching now: the task started last among the
+    active ones (a service serving them is running too, but it is not the work); a
+    service only when no task runs; None when nothing runs."""
+    active = [s for s in statuses if s.state.active]
+    tasks = [s for s in active if s.kind != "service"] or active
+    if not tasks:
+        return None
+    return max(tasks, key=lambda s: s.started_at or 0.0).name
 
 
 def line_start(path: str, offset: int) -> int:
