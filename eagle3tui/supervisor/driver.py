@@ -4,7 +4,7 @@ It launches stages when their dependencies and GPUs allow, follows their
 logs, turns what it sees into alerts, stops services nobody needs any more,
 enforces stop grace periods, schedules retries, and writes ``state.json``
 for the front ends. Front ends never launch anything themselves: they drop
-command files in ``commands/`` (see control.py) and read the state.
+command files in ``commands/`` (see protocol.py) and read the state.
 
 It is started on demand as a detached process (``python -m eagle3tui.supervisor.driver``)
 by any front end, or runs in the foreground under ``--watch``. It exits
