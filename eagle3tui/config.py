@@ -34,9 +34,11 @@ PIPELINE_KEYS = {
     "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
     "learned_rules",
 }
-# Rules taught from a front end live here, beside pipeline.toml, unless
-# [pipeline] learned_rules names another file (see eagle3tui.learned_rules).
-LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"
+# Rules taught from a front end live in the state directory, unless [pipeline]
+# learned_rules names another file or an older eagle3tui-rules.toml sits beside
+# pipeline.toml (see eagle3tui.learned_rules).
+LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"  # beside pipeline.toml, where it exists already
+LEARNED_RULES_IN_STATE = "learned-rules.toml"  # in the state directory otherwise
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
@@ -483,9 +485,13 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     if check_rules and rule_specs:
         for e in validate_rules(rule_specs, path):
             b.errors.append(e)
-    learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
-                                             variables, b, "pipeline.learned_rules",
-                                             b.loc.key_line("pipeline", "learned_rules"))
+    if "learned_rules" in pipe or (path.parent / LEARNED_RULES_DEFAULT).exists():
+        learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
+                                                 variables, b, "pipeline.learned_rules",
+                                                 b.loc.key_line("pipeline", "learned_rules"))
+    else:
+        # Taught from a front end: state, like the run records, not a file in the user's repository.
+        learned_path = state_dir / LEARNED_RULES_IN_STATE
     learned = _load_learned_rules(learned_path, b)
     if check_rules and learned:
         b.errors.extend(validate_rules(learned, learned_path))

@@ -818,7 +818,7 @@ class EagleApp(App[int]):
     def _learn(self, text: str, stage: str | None, kind: str) -> None:
         from eagle3tui.learned_rules import CannotLearn, learn
 
-        path = self.config.learned_rules or self.config.path.parent / "eagle3tui-rules.toml"
+        path = self.config.learned_rules or self.config.state_dir / "learned-rules.toml"
         try:
             rule = learn(path, text, kind, stage=stage)
         except (CannotLearn, OSError) as exc:
