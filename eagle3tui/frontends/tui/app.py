@@ -410,8 +410,9 @@ class EagleApp(App[int]):
         done = [a for a in alerts if a.get("kind") == PIPELINE_COMPLETE]
         if done:
             self.banner_text = printable(str(done[-1].get("message") or "pipeline complete"))
-        if view.work_left() or any(s.stale for s in view.statuses):
-            self.banner_text = ""  # running again, or out of date with the settings shown
+        if view.work_left() or not view.verdict().ok or any(s.stale for s in view.statuses):
+            # Running again, a stage failed since, or out of date with the settings shown.
+            self.banner_text = ""
         self.banner.update(Text(self.banner_text, style="bold"))
         self.banner.set_class(bool(self.banner_text), "visible")
 
