@@ -63,5 +63,6 @@ def test_make_test_fast_runs_no_slurm_no_model_no_whole_logs(tmp_path: Path) -> 
     assert "ruff check" in out and "--durations=" in out
     assert "slurm-up" not in out and '-m "not slow and not slurm"' in out
     assert "tests/test_logs_*.py" in out and "test_whole_logs" not in out
+    assert "--ignore=tests/test_logs_summary_listing.py" in out  # large generated logs, both ways
     for heavy in ("test_pipeline_model", "test_pipeline_data", "test_tui_", "test_watch_", "test_slurm_executor"):
         assert heavy not in out, heavy

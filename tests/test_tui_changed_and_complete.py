@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_tui_app import wait_for
+from test_tui_app import stop_everything, wait_for
 
 from eagle3tui.config import load_config
 from eagle3tui.frontends.tui.app import EagleApp
@@ -77,3 +77,10 @@ async def test_banner_says_the_pipeline_finished(tmp_path: Path, size: tuple[int
         assert app.banner_text.startswith("pipeline complete: 3 stage(s) succeeded")
         assert "b: score: acceptance length b" in app.banner_text
         assert all(_row(app, n)["state"] == "succeeded" for n in "abc")
+        if size == SIZES[0]:
+            # Run all with nothing to do says so, and how to rerun a stage anyway.
+            await pilot.press("a")
+            await wait_for(pilot, lambda: app.last_reply is not None, "the run-all reply")
+            msg = str(app.last_reply.get("message"))
+            assert "nothing to do" in msg and "restart NAME" in msg, app.last_reply
+    stop_everything(cfg)
