@@ -20,6 +20,7 @@ from typing import Any
 
 from eagle3tui.durations import parse_duration
 from eagle3tui.errors import ConfigError, ConfigErrors
+from eagle3tui.listen import listen_address
 from eagle3tui.slurm_options import SlurmOptions
 
 if sys.version_info >= (3, 11):
@@ -29,7 +30,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 STAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VAR_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{[^}]*\}?")
-TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts"}
+TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts", "metrics"}
 PIPELINE_KEYS = {
     "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
     "learned_rules",
@@ -43,14 +44,16 @@ STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
     "on_fatal",
-    "executor", "slurm", "result",
+    "executor", "slurm", "result", "acceptance",
 }
+ACCEPTANCE_KEYS = {"min_length", "window", "evaluated"}
+METRICS_KEYS = {"listen", "allow_remote"}
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
 ON_FATAL_KEYS = {"action", "grace"}
 ON_FATAL_ACTIONS = ("stop", "wait")
 ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window", "hold_fatal",
-              "log_warnings"}
+              "log_warnings", "notify", "notify_file"}
 RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
 LEVELS = ("info", "warning", "critical")
 
@@ -92,6 +95,29 @@ class FatalPolicy:
 
     action: str = "stop"
     grace_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class AcceptancePolicy:
+    """When a served draft's acceptance is too low (``[[stage]] acceptance``).
+
+    A warning once the mean acceptance length the server reports stays below
+    ``min_length`` for ``window_s``; ``evaluated`` is the offline evaluation
+    (``eval.json``) to compare with, by default the output of that name of
+    any stage. See eagle3tui/supervisor/acceptance_alert.py.
+    """
+
+    min_length: float = 1.3
+    window_s: float = 300.0
+    evaluated: Path | None = None
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """``[metrics]``: the driver serves the read model on ``/metrics`` (Prometheus)."""
+
+    listen: str | None = None  # "127.0.0.1:9464"; None serves nothing
+    allow_remote: bool = False  # a non-loopback address needs this
 
 
 @dataclass(frozen=True)
@@ -155,6 +181,8 @@ class StageConfig:
     # An RE2 pattern for the lines that state the stage's result (acceptance lengths):
     # quoted by the pipeline-complete alert (supervisor/completion.py).
     result: str | None = None
+    # None: no acceptance warning (a task, or ``acceptance = false``).
+    acceptance: AcceptancePolicy | None = None
 
     @property
     def is_service(self) -> bool:
@@ -189,6 +217,10 @@ class AlertsConfig:
     # command. Off by default: a log line pages only when it is fatal; the supervisor's
     # own warnings (stall, stage-failing, retries, GPU memory lost) still page.
     log_warnings: bool = False
+    # Apprise URLs ("ntfy://...", "json://host/path") that get the same pages as the
+    # command; secrets come as ${NAME} from the environment or from notify_file.
+    notify: tuple[str, ...] = ()
+    notify_file: Path | None = None
 
 
 @dataclass
@@ -208,6 +240,7 @@ class PipelineConfig:
     gpu_interval_s: float = 1.0
     overrides: dict[str, str] = field(default_factory=dict)
     learned_rules: Path | None = None  # the learned-rules file (it may not exist yet)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
 
     def stage(self, name: str) -> StageConfig:
         for s in self.stages:
@@ -498,6 +531,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     rule_specs += learned
 
     _check_retry_reasons(stages, rule_specs, b, seen)
+    metrics = _build_metrics(raw.get("metrics", {}), b)
 
     if b.errors:
         raise b.errors[0] if len(b.errors) == 1 else ConfigErrors(b.errors)
@@ -506,7 +540,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         rules=rule_specs, alerts=alerts, drift_threshold=float(drift),
         stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
         gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
-        learned_rules=learned_path,
+        learned_rules=learned_path, metrics=metrics,
     )
 
 
@@ -822,7 +856,67 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
         description=description, line=head, executor=executor, slurm=slurm,
         command_line=line("command") or head, variables=dict(sorted(used.items())), result=result,
+        acceptance=_build_acceptance(st, k, b, line, kind, sub, config_dir),
     )
+
+
+def _build_acceptance(st: dict[str, Any], k: str, b: _Builder, line: Callable[[str], int | None],
+                      kind: str, sub: Callable[[str, str], str], config_dir: Path) -> AcceptancePolicy | None:
+    """``acceptance = { min_length = 1.3, window = "5m" }``; on by default for services."""
+    example = 'e.g. acceptance = { min_length = 1.3, window = "5m" } (or acceptance = false)'
+    r = st.get("acceptance", kind == "service")
+    if r is False:
+        return None
+    if r is True:
+        return AcceptancePolicy()
+    if not isinstance(r, dict):
+        b.err("acceptance must be a table or false", f"{k}.acceptance", line("acceptance"), example)
+        return None
+    for rk in r:
+        if rk not in ACCEPTANCE_KEYS:
+            b.err(f"unknown key {rk!r} in acceptance", f"{k}.acceptance.{rk}", line("acceptance"),
+                  one_of(rk, ACCEPTANCE_KEYS))
+    low = r.get("min_length", AcceptancePolicy.min_length)
+    if isinstance(low, bool) or not isinstance(low, (int, float)) or not 1.0 <= low <= 64.0:
+        b.err(f"acceptance.min_length must be a number of tokens from 1 to 64, got {low!r}",
+              f"{k}.acceptance.min_length", line("acceptance"), example)
+        low = AcceptancePolicy.min_length
+    window = b.duration(r.get("window", AcceptancePolicy.window_s), f"{k}.acceptance.window",
+                        line("acceptance"), AcceptancePolicy.window_s, example)
+    evaluated = None
+    if "evaluated" in r:
+        if not isinstance(r["evaluated"], str):
+            b.err("acceptance.evaluated must be a path (the evaluate stage's eval.json)",
+                  f"{k}.acceptance.evaluated", line("acceptance"), 'e.g. evaluated = "{out}/eval.json"')
+        else:
+            evaluated = _abs(Path(sub(r["evaluated"], "acceptance")), config_dir)
+    return AcceptancePolicy(min_length=float(low), window_s=float(window), evaluated=evaluated)
+
+
+def _build_metrics(raw: Any, b: _Builder) -> MetricsConfig:
+    """``[metrics] listen = "127.0.0.1:9464"``: loopback unless ``allow_remote = true``."""
+    if not isinstance(raw, dict):
+        b.err("[metrics] must be a table", "metrics", b.loc.table_line("metrics"))
+        return MetricsConfig()
+    for k in raw:
+        if k not in METRICS_KEYS:
+            b.err(f"unknown key {k!r} in [metrics]", f"metrics.{k}", b.loc.key_line("metrics", k),
+                  one_of(k, METRICS_KEYS))
+    allow = raw.get("allow_remote", False)
+    if not isinstance(allow, bool):
+        b.err(f"allow_remote must be true or false, got {allow!r}", "metrics.allow_remote",
+              b.loc.key_line("metrics", "allow_remote"))
+        allow = False
+    listen = raw.get("listen")
+    if listen is None:
+        return MetricsConfig(allow_remote=allow)
+    try:
+        listen_address(str(listen) if isinstance(listen, str) else repr(listen), allow)
+    except ValueError as e:
+        b.err(str(e), "metrics.listen", b.loc.key_line("metrics", "listen"),
+              'write listen = "127.0.0.1:9464" (add allow_remote = true to serve other hosts)')
+        return MetricsConfig(allow_remote=allow)
+    return MetricsConfig(listen=str(listen), allow_remote=allow)
 
 
 def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
@@ -951,9 +1045,30 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
               b.loc.key_line("alerts", "log_warnings") or b.loc.table_line("alerts"),
               "write log_warnings = true to send WARNING lines of the logs to the command too")
         log_warnings = False
+    notify: tuple[str, ...] = ()
+    if "notify" in raw:
+        n = raw["notify"]
+        if isinstance(n, list) and all(isinstance(x, str) and "://" in x for x in n):
+            # {var} as everywhere; ${NAME} is the environment's, read when sending.
+            notify = tuple(_substitute(re.sub(r"\$\{(\w+)\}", r"${{\1}}", x), variables, b, "alerts.notify",
+                                       b.loc.key_line("alerts", "notify")) for x in n)
+        else:
+            b.err("alerts.notify must be a list of Apprise URLs", "alerts.notify",
+                  b.loc.key_line("alerts", "notify"),
+                  'write notify = ["ntfy://ntfy.sh/my-topic", "slack://${SLACK_TOKEN}"] '
+                  "(secrets as ${NAME} from the environment, or in notify_file)")
+    notify_file = None
+    if "notify_file" in raw:
+        if isinstance(raw["notify_file"], str):
+            notify_file = Path(os.path.expanduser(_substitute(raw["notify_file"], variables, b,
+                                                              "alerts.notify_file",
+                                                              b.loc.key_line("alerts", "notify_file"))))
+        else:
+            b.err("alerts.notify_file must be a path", "alerts.notify_file",
+                  b.loc.key_line("alerts", "notify_file"), 'e.g. notify_file = "~/.config/eagle3tui/notify"')
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
                         timeout_s=timeout, dedup_window_s=window, hold_fatal_s=hold,
-                        log_warnings=log_warnings)
+                        log_warnings=log_warnings, notify=notify, notify_file=notify_file)
 
 
 def find_cycle(stages: list[StageConfig]) -> list[str] | None:

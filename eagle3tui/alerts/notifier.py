@@ -54,8 +54,9 @@ _MAX_ENV_MESSAGE = 2000
 _MAX_OUTPUT = 1000
 _STOP = object()
 _WAKE = object()  # a hold was added: the worker recomputes when to wake
-# Alerts of a failure still unfolding: their page waits for the attempt's end.
-HELD_KINDS = frozenset({"fatal-log-event", "stage-failing"})
+# Alerts of a failure still unfolding: their page waits for the attempt's end
+# (a stage's GPU fault too: its stage-failed alert leads with it).
+HELD_KINDS = frozenset({"fatal-log-event", "stage-failing", "gpu-xid"})
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
 ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
 # News a person waits for, though no warning: sent like a warning (so at the default
@@ -80,14 +81,22 @@ def alert_env(alert: Alert) -> dict[str, str]:
 
 
 class Notifier:
-    """Runs ``command`` per alert in a worker thread; ``submit`` never blocks."""
+    """Runs ``command`` per alert in a worker thread; ``submit`` never blocks.
+
+    What to filter, hold, rate-limit and queue is decided here; how one alert
+    is delivered is ``_run_one`` (the command here; Apprise's services in
+    eagle3tui/alerts/apprise_notify.py, with the same semantics).
+    """
+
+    # The [alerts] key this notifier delivers to, as its own reports name it.
+    target = "alerts.command"
 
     def __init__(self, command: Sequence[str], *, min_level: str = "warning",
                  rate_limit_per_min: int = 30, timeout_s: float = 10.0, queue_size: int = 64,
                  hold_s: float = 0.0, log_warnings: bool = True,
                  report: Callable[[Alert], None] | None = None) -> None:
         if not command:
-            raise ValueError("alerts.command is empty")
+            raise ValueError(f"{self.target} is empty")
         self.command = [str(x) for x in command]
         self.min_level = min_level
         self.rate_limit_per_min = max(1, int(rate_limit_per_min))
@@ -218,7 +227,7 @@ class Notifier:
                 with self._lock:
                     self.dropped_queue += 1
                     self._unreported_drops += 1
-                drop_reason = "a full queue: the command is slower than the alerts coming in"
+                drop_reason = f"a full queue: {self.target} is slower than the alerts coming in"
         self._report_drops(drop_reason)
 
     def _report_drops(self, why: str) -> None:
@@ -230,7 +239,7 @@ class Notifier:
             n, self._unreported_drops = self._unreported_drops, 0
             self._last_drop_report = now
         self._problem("notifier-dropped",
-                      f"{n} alert(s) not sent to alerts.command because of {why}; "
+                      f"{n} alert(s) not sent to {self.target} because of {why}; "
                       "every alert is still in the alerts file", dropped=n)
 
     # -- the worker -------------------------------------------------------------
@@ -269,7 +278,7 @@ class Notifier:
             self._run_one(alert)
         except Exception as e:  # noqa: BLE001 - the worker must outlive any one alert
             self.failed += 1
-            self._problem("notifier-failed", f"internal error running alerts.command: {e!r}")
+            self._problem("notifier-failed", f"internal error delivering to {self.target}: {e!r}")
 
     def _run_one(self, alert: Alert) -> None:
         payload = json.dumps(alert.to_json(), ensure_ascii=False, default=str).encode("utf-8")

@@ -363,6 +363,12 @@ def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], 
     common(p)
     gpus_cli.add_arguments(p)
     p.set_defaults(func=_gpus)
+    from eagle3tui.frontends import metrics_cmd
+
+    p = sub.add_parser("metrics", help="the pipeline's state in Prometheus text format")
+    common(p)
+    metrics_cmd.add_arguments(p)
+    p.set_defaults(func=metrics_cmd.run)
 
 
 def _gpus(args: argparse.Namespace) -> int:

@@ -36,6 +36,8 @@ from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor import completion
+from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
+from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -43,6 +45,7 @@ from eagle3tui.supervisor.launcher import (
     resume_interrupted,
 )
 from eagle3tui.supervisor.lock import DriverLock
+from eagle3tui.supervisor.metrics_host import MetricsHost
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -65,6 +68,7 @@ from eagle3tui.telemetry.collector import (
     summarize,
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
+from eagle3tui.telemetry.xid import XidWatch, failure_lead
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped
@@ -132,6 +136,8 @@ class Driver:
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
+        self.acceptance = AcceptanceGuard(config)
+        self.xids = XidWatch.from_env()  # GPU faults from the kernel log (telemetry/xid.py)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
         self.full_every_s = 0.25
@@ -177,6 +183,7 @@ class Driver:
         self.intent = Intent.load(self.state_dir)
         stop = stop or threading.Event()
         idle_marker = self.state_dir / "driver.idle"
+        metrics = None
         try:
             idle_marker.unlink(missing_ok=True)
             if self.keep_alive:
@@ -187,6 +194,13 @@ class Driver:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
                 self.gpu.start()
+            metrics = MetricsHost(self.config)
+            why = metrics.start()
+            if why:
+                self._alert("warning", "metrics-off", why)
+            why = self.xids.open()
+            if why and any(not s.gpus.empty for s in self.config.stages):
+                self._alert("info", "xid-off", why)  # once per driver, where GPUs are used
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
             idle_since: float | None = None
@@ -240,6 +254,9 @@ class Driver:
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
         finally:
+            if metrics is not None:
+                metrics.close()
+            self.xids.close()
             self.wakeups.stop()
             for p in self.probers.values():
                 p.stop()
@@ -278,6 +295,9 @@ class Driver:
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
         self._report_problems()
+        for ev in self.xids.poll(self.gpu_summary, self._stage_roots):  # before a failure is settled
+            self._alert("critical" if ev.hardware else "warning", "gpu-xid", ev.describe(),
+                        latest.get(ev.stage) if ev.stage else None, **ev.to_json())
         for st in statuses.values():
             rec = latest.get(st.name)
             if rec is None:
@@ -400,6 +420,8 @@ class Driver:
         doc = None
         if self.gpu is not None and self.gpu.latest is not None:
             doc = summarize(self.gpu.latest, memory_history(self.gpu))
+            if self.xids.by_gpu:
+                doc["xid"] = dict(self.xids.by_gpu)  # the last Xid event per GPU
         if self._remote_reports:
             doc = dict(doc or {"available": False, "error": "no GPU sample on this host yet"},
                        remote=dict(self._remote_reports))
@@ -533,6 +555,12 @@ class Driver:
         self._watch_recs[stage.name] = rec
         self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
+        low = self.acceptance.observe(stage, rec.run_id, w.monitor.figures, w.monitor.figures_line, now,
+                                      bool(rec.extra.get("acceptance_alerted")))
+        if low is not None:  # once per attempt, kept with the record
+            self._alert("warning", ACCEPTANCE_LOW, low[0], rec, **low[1])
+            rec.extra["acceptance_alerted"] = True
+            self.store.save(rec)
 
     def _announce_failing(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
         """Once per fatal event: the stage logged it but its process lives on (with its GPUs)."""
@@ -619,6 +647,7 @@ class Driver:
                 rec.error = st.reason + (f" ({st.hint})" if st.hint else "")
         # Repeats held back for this attempt go out now, before the line that says it ended.
         self.hub.flush_attempt(rec.stage, rec.attempt)
+        xids = self.xids.take(stage.name)
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
@@ -641,7 +670,12 @@ class Driver:
             rec.extra["last_errors"] = errs
             if st.hint:
                 details["hint"] = st.hint
-            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
+            message = failure_message(st, cause)
+            xid = failure_lead(xids)
+            if xid:  # the GPU's fault explains what the log shows
+                details["xid"] = xid
+                message = f"{xid}; {message}"
+            self._alert("critical", "stage-failed", message, rec, **details)
             self._maybe_retry(stage, rec, w, now)
         rec.extra["finalized"] = True
         self.store.save(rec)
