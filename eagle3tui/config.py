@@ -35,14 +35,16 @@ PIPELINE_KEYS = {
     "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
     "learned_rules",
 }
-# Rules taught from a front end live here, beside pipeline.toml, unless
-# [pipeline] learned_rules names another file (see eagle3tui.learned_rules).
-LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"
+# Rules taught from a front end live in the state directory, unless [pipeline]
+# learned_rules names another file or an older eagle3tui-rules.toml sits beside
+# pipeline.toml (see eagle3tui.learned_rules).
+LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"  # beside pipeline.toml, where it exists already
+LEARNED_RULES_IN_STATE = "learned-rules.toml"  # in the state directory otherwise
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
     "on_fatal",
-    "executor", "slurm", "acceptance",
+    "executor", "slurm", "result", "acceptance",
 }
 ACCEPTANCE_KEYS = {"min_length", "window", "evaluated"}
 METRICS_KEYS = {"listen", "allow_remote"}
@@ -171,6 +173,14 @@ class StageConfig:
     # with ``slurm``'s options); see eagle3tui.supervisor.executors.
     executor: str = "local"
     slurm: SlurmOptions | None = None
+    # The ``command =`` line, for errors about the program itself.
+    command_line: int | None = None
+    # The [vars] (and builtins) that command, env, cwd and outputs use, with their values:
+    # what a rerun's "changed" note names (supervisor/fingerprint.py).
+    variables: dict[str, str] = field(default_factory=dict)
+    # An RE2 pattern for the lines that state the stage's result (acceptance lengths):
+    # quoted by the pipeline-complete alert (supervisor/completion.py).
+    result: str | None = None
     # None: no acceptance warning (a task, or ``acceptance = false``).
     acceptance: AcceptancePolicy | None = None
 
@@ -508,9 +518,13 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     if check_rules and rule_specs:
         for e in validate_rules(rule_specs, path):
             b.errors.append(e)
-    learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
-                                             variables, b, "pipeline.learned_rules",
-                                             b.loc.key_line("pipeline", "learned_rules"))
+    if "learned_rules" in pipe or (path.parent / LEARNED_RULES_DEFAULT).exists():
+        learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
+                                                 variables, b, "pipeline.learned_rules",
+                                                 b.loc.key_line("pipeline", "learned_rules"))
+    else:
+        # Taught from a front end: state, like the run records, not a file in the user's repository.
+        learned_path = state_dir / LEARNED_RULES_IN_STATE
     learned = _load_learned_rules(learned_path, b)
     if check_rules and learned:
         b.errors.extend(validate_rules(learned, learned_path))
@@ -630,7 +644,11 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             b.err(f"unknown key {key!r}", f"{k}.{key}", line(key),
                   one_of(key, STAGE_KEYS))
 
+    used: dict[str, str] = {}
+
     def sub(value: str, key: str) -> str:
+        if key in ("command", "env", "cwd", "outputs"):
+            used.update((n, variables[n]) for n in _VAR_RE.findall(value) if n in variables)
         return _substitute(value, variables, b, f"{k}.{key}", line(key))
 
     shell = st.get("shell", False)
@@ -817,6 +835,19 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         b.err("description must be a string", f"{k}.description", line("description"))
         description = ""
 
+    result = st.get("result")
+    if result is not None:
+        from eagle3tui.logs.rules import compile_user_pattern
+
+        try:
+            if not isinstance(result, str) or not result:
+                raise ValueError("it must be a non-empty string")
+            compile_user_pattern(result)
+        except ValueError as e:
+            b.err(f"result {result!r} is not a usable pattern: {e}", f"{k}.result", line("result"),
+                  "write the text the result lines contain, e.g. result = \"acceptance length\"")
+            result = None
+
     executor, slurm = _build_executor(st, i, k, b, variables)
 
     return StageConfig(
@@ -824,6 +855,7 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
         ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
         description=description, line=head, executor=executor, slurm=slurm,
+        command_line=line("command") or head, variables=dict(sorted(used.items())), result=result,
         acceptance=_build_acceptance(st, k, b, line, kind, sub, config_dir),
     )
 
@@ -1106,7 +1138,7 @@ def missing_executables(config: PipelineConfig, names: list[str] | None = None) 
         if not ok:
             errors.append(ConfigError(
                 f"stage {s.name!r}: executable {prog!r} not found", path=str(config.path),
-                key=f"stage[{s.name}].command", line=s.line,
+                key=f"stage[{s.name}].command", line=s.command_line or s.line,
                 fix="install it, give its full path, or fix PATH in the stage's env"))
     return errors
 

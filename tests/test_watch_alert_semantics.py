@@ -4,7 +4,7 @@
   slower than its estimate: tests/fixtures/logs/issues/seed_extraction.log)
   ending in a vLLM worker's out-of-memory error (vllm_worker_oom.log, from
   https://github.com/vllm-project/vllm/issues/14095): the Triton line is not
-  critical, a drift warning fires, the OOM is critical, the one stage-failed
+  critical, no drift warning fires (4 of 64 shards is no evidence), the OOM is critical, the one stage-failed
   alert names the out-of-memory cause, and --watch exits 1.
 - A stop asked for while --watch drives: the stage prints torchrun's teardown
   box on SIGTERM and exits 1 (torchrun_sigterm_teardown.log, from
@@ -56,7 +56,8 @@ def test_seed_extraction_start_ending_in_a_worker_oom(pipeline: Pipeline) -> Non
     triton = [a for a in alerts if "Triton" in str(a["details"].get("text", ""))
               and a["kind"] != "stage-failed"]
     assert triton and all(a["level"] == "info" for a in triton), triton
-    assert any(a["kind"] == "eta-drift" and a["level"] == "warning" for a in alerts), alerts
+    # 4 of 64 shards is no evidence of an overshoot (logs/eta.py): no drift warning.
+    assert not any(a["kind"] == "eta-drift" for a in alerts), alerts
     oom = [a for a in alerts if a["kind"] == "fatal-log-event"]
     assert oom and oom[0]["level"] == "critical" and "OutOfMemoryError" in oom[0]["details"]["text"]
     failed = [a for a in alerts if a["kind"] == "stage-failed"]

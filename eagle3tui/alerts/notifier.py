@@ -59,6 +59,9 @@ _WAKE = object()  # a hold was added: the worker recomputes when to wake
 HELD_KINDS = frozenset({"fatal-log-event", "stage-failing", "gpu-xid"})
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
 ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
+# News a person waits for, though no warning: sent like a warning (so at the default
+# min_level); a min_level of "critical" still keeps only criticals.
+NEWS_KINDS = frozenset({"pipeline-complete"})
 LOG_WARNING_KIND = "log-warning"  # a WARNING line of a log: sent only with log_warnings
 
 
@@ -136,7 +139,8 @@ class Notifier:
         # info alert (stage-stopped), and it still releases that attempt's holds.
         if alert.kind in ENDING_KINDS:
             self._settle(alert)
-        if not level_at_least(alert.level, self.min_level):
+        level = "warning" if alert.kind in NEWS_KINDS and alert.level == "info" else alert.level
+        if not level_at_least(level, self.min_level):
             return
         if alert.kind == LOG_WARNING_KIND and not self.log_warnings:
             return

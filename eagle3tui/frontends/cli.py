@@ -68,6 +68,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _unknown_stage(config: PipelineConfig, name: str) -> int:
+    """Say that ``name`` is no stage of ``config``, with the closest one; the usage exit code."""
+    import difflib
+
+    close = difflib.get_close_matches(name, config.names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    print(f"error: no stage named {name!r} in {config.path}{hint} (stages: {', '.join(config.names)})",
+          file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _reply(reply: dict[str, Any]) -> int:
     msg = reply.get("message", "")
     if msg:
@@ -84,9 +95,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for n in args.stages:
         if n not in config.names:
-            print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
-                  file=sys.stderr)
-            return EXIT_USAGE
+            return _unknown_stage(config, n)
     from eagle3tui.config import missing_executables
     from eagle3tui.supervisor.scheduler import dependency_closure
 
@@ -131,9 +140,7 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
 
         config = _load(args)
         if args.stage not in config.names:
-            print(f"error: no stage named {args.stage!r} in {config.path} "
-                  f"(stages: {', '.join(config.names)})", file=sys.stderr)
-            return EXIT_USAGE
+            return _unknown_stage(config, args.stage)
         if op in ("restart", "resume"):
             from eagle3tui.config import missing_executables
 
@@ -200,8 +207,9 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             note = note or describe_figures(live.get("figures")) or ("ready" if s.get("ready") else "starting")
         if s.get("hint"):
             note += f" ({s['hint']})"
+        shown_state = "changed" if s.get("changed") else s["state"]
         lines.append(
-            f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
+            f"{s['name'][:14]:14} {shown_state:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
             f"{eta_txt:>8} {drift_txt:>6}  {printable(note)}")
         if s.get("failing"):
@@ -233,9 +241,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
     config = _load(args)
     if args.stage not in config.names:
-        print(f"error: no stage named {args.stage!r} (stages: {', '.join(config.names)})",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return _unknown_stage(config, args.stage)
     store = RunStore(config.state_dir)
     rec = store.latest(args.stage)
     path = Path(rec.log) if rec else config.stage(args.stage).log

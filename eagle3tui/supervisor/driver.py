@@ -4,7 +4,7 @@ It launches stages when their dependencies and GPUs allow, follows their
 logs, turns what it sees into alerts, stops services nobody needs any more,
 enforces stop grace periods, schedules retries, and writes ``state.json``
 for the front ends. Front ends never launch anything themselves: they drop
-command files in ``commands/`` (see control.py) and read the state.
+command files in ``commands/`` (see protocol.py) and read the state.
 
 It is started on demand as a detached process (``python -m eagle3tui.supervisor.driver``)
 by any front end, or runs in the foreground under ``--watch``. It exits
@@ -35,6 +35,7 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
+from eagle3tui.supervisor import completion
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.executors import Executors, is_slurm
@@ -147,6 +148,7 @@ class Driver:
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
+        self._announced: list[Any] | None = completion.announced(self.state_dir)
         # Where stages run: this host, or Slurm (executor = "slurm").
         self.executors = Executors(
             on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec),
@@ -325,6 +327,7 @@ class Driver:
         if p.start or p.stop_services:
             statuses = self.statuses()
         self.write_state(statuses)
+        self._announce_completion(statuses)
         active = any(s.state.active for s in statuses.values())
         scheduled = any(
             float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
@@ -713,6 +716,20 @@ class Driver:
                     f"will resume in {pol.backoff_s:.0f}s (attempt {rec.attempt + 1} of at most "
                     f"{rec.attempt - chain + pol.max_attempts})", rec)
 
+    def _announce_completion(self, statuses: dict[str, StageStatus]) -> None:
+        """One ``pipeline-complete`` alert per completion (supervisor/completion.py)."""
+        done = completion.completion(self.config, list(statuses.values()), self.intent)
+        if done is None or done.key == self._announced:
+            return
+        result = done.result()
+        message = done.message(result)
+        self._alert("info", completion.KIND, message, None, succeeded=done.succeeded,
+                    skipped=done.skipped or None, elapsed_s=done.elapsed_s,
+                    last_stage=done.last_stage, result=result or None)
+        # On disk after the alert: a driver killed in between announces it again, never not at all.
+        completion.mark_announced(self.state_dir, done, time.time(), message)
+        self._announced = done.key
+
     # -- commands ------------------------------------------------------------
     def _command_files(self) -> list[Path]:
         try:
@@ -760,7 +777,8 @@ class Driver:
                 if st.state == StageState.SUCCEEDED and st.stale and not st.state.active:
                     # Bring it up to date: its inputs changed after it ran.
                     self.intent.relaunch[n] = {"mode": "restart", "not_before": 0, "trigger": "user"}
-                    msgs.append(f"{n}: stale ({st.stale}); rerun queued (attempt {st.attempt + 1})")
+                    msgs.append(f"{n}: {'changed' if st.changed else 'stale'} "
+                                f"({st.changed or st.stale}); rerun queued (attempt {st.attempt + 1})")
                 elif n in names or cmd.get("all"):
                     if st.state.active:
                         msgs.append(f"{n}: already running")
@@ -771,6 +789,10 @@ class Driver:
                         ok = ok and not (n in names)
                     elif st.state in (StageState.PENDING, StageState.WAITING):
                         msgs.append(f"{n}: queued")
+            if cmd.get("all") and not msgs:
+                msgs.append("nothing to do: every stage succeeded with the current settings and "
+                            "nothing it uses changed since; to run a stage again anyway, use "
+                            "`restart NAME` (R in the TUI)")
             self.intent.save(self.state_dir)
         elif op in ("restart", "resume"):
             for n in names:

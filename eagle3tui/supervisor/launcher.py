@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from eagle3tui.config import StageConfig
+from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
 from eagle3tui.supervisor.procs import create_time
 from eagle3tui.supervisor.records import RunRecord, RunStore
 
@@ -125,8 +126,12 @@ def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_fr
     log = Path(stage.log)
     log.parent.mkdir(parents=True, exist_ok=True)
     store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
-    return store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
-                            resume=resume, resumed_from=resumed_from, trigger=trigger)
+    rec = store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
+                           resume=resume, resumed_from=resumed_from, trigger=trigger)
+    # Saved with the record before the process starts: a success is always
+    # known together with what it was made from (supervisor/fingerprint.py).
+    rec.extra[FINGERPRINT] = fingerprint(stage)
+    return rec
 
 
 def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, how: str = "") -> None:

@@ -72,7 +72,8 @@ def plan(config: PipelineConfig, statuses: dict[str, StageStatus], intent: Inten
                 blocked = f"waiting for {d} ({intent.relaunch[d].get('mode', 'rerun')} queued)"
                 break
             if dep.stale:
-                blocked = f"blocked: dependency {d} is stale ({dep.stale}); run all to rerun it"
+                why = f"changed ({dep.changed})" if dep.changed else f"stale ({dep.stale})"
+                blocked = f"blocked: dependency {d} is {why}; run all to rerun it"
                 break
             if _dep_ok(dep):
                 continue

@@ -439,7 +439,12 @@ class StageWatch:
         details.update(ev.details or {})
         if ev.rule == "eta-drift":
             details.update(projected_s=ev.projected_s, drift=ev.drift)
-            return ("warning", "eta-drift", ev.text, details)
+            # How sure the projection is (logs/eta.py): certain, or from how much of the bar.
+            crossing = self.monitor.eta_tracker.crossing
+            basis = crossing.basis if crossing is not None else ""
+            if basis:
+                details["basis"] = basis
+            return ("warning", "eta-drift", ev.text + (f" ({basis})" if basis else ""), details)
         if ev.rule in STALL_RULES:
             return ("warning", "stall", ev.explanation or ev.text, details)
         if ev.rule == "quiet-but-working":
