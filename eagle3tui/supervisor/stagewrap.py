@@ -304,6 +304,46 @@ class DriverKeeper:
 
 
 IDLE_MARKER = "driver.idle"
+# The keeper stops restarting a driver that exits with an error this many
+# times within the window (docs/reliability.md), and says so in an alert.
+KEEPER_MAX_CRASHES = 5
+KEEPER_CRASH_WINDOW_S = 600.0
+DRIVER_LOCK_TAKEN = 3  # the driver's exit code when another driver holds the lock: no crash
+
+
+def keeper_gives_up(state_dir: str, spec: dict[str, object], codes: list[int]) -> None:
+    """Tell a person that the keeper stopped: a critical alert in the state directory.
+
+    Written with the package's own alert log (imported only now: the keeper
+    must run whatever happens to it); failing that, a line in the driver log.
+    """
+    message = (f"the driver exited with an error at each of its last {len(codes)} starts "
+               f"within {KEEPER_CRASH_WINDOW_S / 60:.0f} min (exit codes "
+               f"{', '.join(str(c) for c in codes)}); the keeper stopped restarting it. "
+               f"See {spec.get('log')} for why, fix it (`eagle3tui check`), then run any "
+               "eagle3tui command to start a driver again")
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if root not in sys.path:
+            sys.path.append(root)
+        from eagle3tui.alerts.log import AlertLog
+        from eagle3tui.alerts.model import Alert
+
+        log = AlertLog(os.path.join(state_dir, "alerts.jsonl"))
+        try:
+            log.append(Alert(level="critical", kind="driver-keeps-crashing", message=message,
+                             details={"exit_codes": codes, "driver_log": spec.get("log"),
+                                      "fix": "run `eagle3tui check`, fix what it reports, "
+                                             "then start the pipeline again"}))
+        finally:
+            log.close()
+    except Exception:  # noqa: BLE001 - the driver log below still says it
+        pass
+    try:
+        with open(str(spec["log"]), "ab") as f:
+            f.write(f"[stagewrap {os.getpid()}] keeper: {message}\n".encode())
+    except OSError:
+        pass
 
 
 def keep(state_dir: str, spec: dict[str, object]) -> int:
@@ -330,7 +370,7 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
     keeper.backoff = 1.0
     argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
-    failures = 0
+    crashes: list[tuple[float, int]] = []  # (when, exit code) of drivers that failed on their own
     while True:
         time.sleep(0.5)
         if not os.path.isdir(state_dir) or (config and not os.path.exists(config)):
@@ -342,11 +382,15 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
             return 0
         # Drivers that fail on their own (an invalid config: exit 2) are not
         # restarted forever; drivers killed by a signal are exactly what we are for.
-        failures = failures + 1 if any((p.returncode or 0) > 0 for p in keeper.spawned) else 0
+        now = time.monotonic()
+        crashes += [(now, p.returncode) for p in keeper.spawned
+                    if p.poll() is not None and p.returncode > 0 and p.returncode != DRIVER_LOCK_TAKEN]
         keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
-        if failures >= 5:
+        crashes = [c for c in crashes if now - c[0] < KEEPER_CRASH_WINDOW_S]
+        if len(crashes) >= KEEPER_MAX_CRASHES:
+            keeper_gives_up(state_dir, spec, [code for _, code in crashes])
             return 1
-        keeper.check(time.monotonic())
+        keeper.check(now)
 
 
 def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
