@@ -29,10 +29,24 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _load(args: argparse.Namespace) -> PipelineConfig:
+def _load(args: argparse.Namespace, *, running_driver_ok: bool = False) -> PipelineConfig:
+    """The configuration; with ``running_driver_ok``, a broken file on disk gives way to
+    the running driver's own configuration (said on stderr), so ``status`` and ``stop``
+    keep working while someone fixes the file."""
     from eagle3tui.config import load_config, parse_overrides
 
-    return load_config(args.config, parse_overrides(args.set))
+    try:
+        return load_config(args.config, parse_overrides(args.set))
+    except ConfigError as e:
+        if not running_driver_ok:
+            raise
+        from eagle3tui.supervisor.last_config import driver_config
+
+        kept = driver_config(args.config, e)
+        if kept is None:
+            raise
+        print(f"warning: {kept[1]}", file=sys.stderr)
+        return kept[0]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -40,8 +54,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from eagle3tui.config import missing_executables
 
+    from eagle3tui.preflight import host_problems
+
     config = _load(args)
-    errors = [str(e) for e in missing_executables(config)]
+    errors = [str(e) for e in missing_executables(config) + host_problems(config)]
     store = RunStore(config.state_dir)
     for s in config.stages:
         store.records(s.name)
@@ -91,7 +107,10 @@ def cmd_start(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.scheduler import dependency_closure
 
     # Only what will run: the named stages and their dependencies, or all.
-    errors = missing_executables(config, None if args.all else dependency_closure(config, args.stages))
+    from eagle3tui.preflight import host_problems
+
+    names = None if args.all else dependency_closure(config, args.stages)
+    errors = missing_executables(config, names) + host_problems(config, names)
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:
@@ -129,7 +148,7 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from eagle3tui.supervisor.protocol import send_command
 
-        config = _load(args)
+        config = _load(args, running_driver_ok=op == "stop")
         if args.stage not in config.names:
             print(f"error: no stage named {args.stage!r} in {config.path} "
                   f"(stages: {', '.join(config.names)})", file=sys.stderr)
@@ -149,7 +168,7 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
 def cmd_status(args: argparse.Namespace) -> int:
     from eagle3tui.view import load_view
 
-    config = _load(args)
+    config = _load(args, running_driver_ok=True)
     snap = load_view(config).to_json()
     if args.json:
         print(json.dumps(snap, indent=2))

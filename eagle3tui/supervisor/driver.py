@@ -36,6 +36,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
+from eagle3tui.supervisor.last_config import record_config
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
     reap_wrappers,
@@ -173,6 +174,7 @@ class Driver:
         # Another driver may have changed the intent while we waited for the
         # lock (and execute() before run() saved its own change): start from disk.
         self.intent = Intent.load(self.state_dir)
+        record_config(self.config)  # for `status` and `stop` while the file on disk is broken
         stop = stop or threading.Event()
         idle_marker = self.state_dir / "driver.idle"
         try:
@@ -707,7 +709,8 @@ class Driver:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
         reload_note = self._adopt_overrides(cmd)
-        if reload_note and reload_note.startswith("refused"):
+        if reload_note and reload_note.startswith("refused") and op != "stop":
+            # A stop never needs the new configuration: it works under the one kept.
             return {"ok": False, "message": reload_note[len("refused: "):]}
         names: list[str] = list(cmd.get("stages", []))
         for n in names:
@@ -934,6 +937,7 @@ class Driver:
             return (f"refused: stage(s) {', '.join(running)} are running but missing from the new "
                     "configuration; stop them first, then edit the file")
         self.config = new
+        record_config(new)
         self.rules = ruleset_for(new)
         for w in self.watches.values():
             w.monitor.set_rules(self.rules)  # a rule taught in the TUI applies to running stages too
