@@ -43,6 +43,7 @@ from eagle3tui.supervisor.launcher import (
     resume_interrupted,
 )
 from eagle3tui.supervisor.lock import DriverLock
+from eagle3tui.supervisor.log_disk import log_disk_problem, refused_by_log_disk
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -139,6 +140,7 @@ class Driver:
         self._busy = True
         self.probers: dict[str, ServiceProber] = {}
         self.waiting: dict[str, str] = {}
+        self._log_disk_alerted: dict[str, str] = {}  # stage -> the log-disk problem alerted
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
@@ -433,10 +435,24 @@ class Driver:
             # finds the attempt on disk and never launches the stage again.
             relaunch["attempt"] = self.store.next_attempt(name)
             self.intent.save(self.state_dir)
-        rec = self.executors.for_stage(stage).launch(
-            stage, self.store, resume=resume,
-            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
-            driver=driver_spec(self.config) if self.keep_alive else None)
+        try:
+            rec = self.executors.for_stage(stage).launch(
+                stage, self.store, resume=resume,
+                resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
+                driver=driver_spec(self.config) if self.keep_alive else None)
+        except OSError as e:
+            # Its log's disk is full: this stage waits for space, the others go on.
+            why = refused_by_log_disk(e, stage.log, self.state_dir)
+            if why is None:
+                raise
+            if self._log_disk_alerted.get(name) != why.split(":")[0]:
+                self._alert("critical", "log-disk-full",
+                            f"{name} cannot start: {why}; it starts once there is space, and the "
+                            "other stages are supervised meanwhile", None, log=str(stage.log),
+                            fix="free space there, or point the stage's log at another filesystem")
+                self._log_disk_alerted[name] = why.split(":")[0]  # once it is on disk
+            return
+        self._log_disk_alerted.pop(name, None)
         if relaunch is not None:
             self.intent.relaunch.pop(name, None)
             self.intent.save(self.state_dir)
@@ -640,7 +656,12 @@ class Driver:
             rec.extra["last_errors"] = errs
             if st.hint:
                 details["hint"] = st.hint
-            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
+            disk = log_disk_problem(rec.log)
+            if disk:
+                details["log_disk"] = disk  # the stage's own error may never have reached its log
+            self._alert("critical", "stage-failed", failure_message(st, cause)
+                        + (f"; {disk}, so its last output may be lost" if disk else ""),
+                        rec, **details)
             self._maybe_retry(stage, rec, w, now)
         rec.extra["finalized"] = True
         self.store.save(rec)
