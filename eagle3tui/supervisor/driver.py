@@ -37,13 +37,13 @@ from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.last_config import record_config
+from eagle3tui.supervisor.log_disk import log_disk_problem, refused_by_log_disk
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
     reap_wrappers,
     resume_interrupted,
 )
 from eagle3tui.supervisor.lock import DriverLock
-from eagle3tui.supervisor.log_disk import log_disk_problem, refused_by_log_disk
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -654,14 +654,13 @@ class Driver:
             if cause is not None and not any(e.get("line") == cause.get("line") for e in errs):
                 errs = [{k: cause.get(k) for k in ("line", "rule", "text")}] + errs[-2:]
             rec.extra["last_errors"] = errs
+            disk = log_disk_problem(rec.log)
+            if disk:  # the stage's own error may never have reached its log
+                details["log_disk"] = disk
+                st.hint = f"{disk}, so its last output may be lost" + (f"; {st.hint}" if st.hint else "")
             if st.hint:
                 details["hint"] = st.hint
-            disk = log_disk_problem(rec.log)
-            if disk:
-                details["log_disk"] = disk  # the stage's own error may never have reached its log
-            self._alert("critical", "stage-failed", failure_message(st, cause)
-                        + (f"; {disk}, so its last output may be lost" if disk else ""),
-                        rec, **details)
+            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
             self._maybe_retry(stage, rec, w, now)
         rec.extra["finalized"] = True
         self.store.save(rec)
