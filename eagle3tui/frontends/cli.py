@@ -54,14 +54,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from eagle3tui.config import missing_executables
 
-    from eagle3tui.preflight import host_problems
-
     config = _load(args)
-    errors = [str(e) for e in missing_executables(config) + host_problems(config)]
+    errors = [str(e) for e in missing_executables(config)]
     store = RunStore(config.state_dir)
     for s in config.stages:
         store.records(s.name)
     errors += store.problems
+    from eagle3tui.preflight import alert_command_problems
+
+    errors += [str(e) for e in alert_command_problems(config)]
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:
@@ -92,8 +93,6 @@ def _reply(reply: dict[str, Any]) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    from eagle3tui.supervisor.protocol import send_command
-
     config = _load(args)
     if not args.stages and not args.all:
         print("error: name the stages to start, or pass --all", file=sys.stderr)
@@ -107,18 +106,29 @@ def cmd_start(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.scheduler import dependency_closure
 
     # Only what will run: the named stages and their dependencies, or all.
-    from eagle3tui.preflight import host_problems
-
-    names = None if args.all else dependency_closure(config, args.stages)
-    errors = missing_executables(config, names) + host_problems(config, names)
+    errors = missing_executables(config, None if args.all else dependency_closure(config, args.stages))
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:
         return EXIT_USAGE
-    rc = _reply(send_command(config, "start", args.stages, all=args.all))
+    rc = _reply(_send(config, "start", args.stages, all=args.all))
     if rc == EXIT_OK and args.wait:
         return _wait(config, args.stages or config.names, args.timeout)
     return rc
+
+
+def _send(config: PipelineConfig, op: str, stages: list[str], **extra: Any) -> dict[str, Any]:
+    """``send_command``; a state directory that cannot be made is the configuration's error."""
+    from eagle3tui.supervisor.protocol import send_command
+
+    try:
+        return send_command(config, op, stages, **extra)
+    except OSError as e:
+        if not (e.filename and Path(str(e.filename)).is_relative_to(config.state_dir)):
+            raise
+        from eagle3tui.preflight import state_dir_error
+
+        raise state_dir_error(config, e) from None
 
 
 def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> int:
@@ -146,8 +156,6 @@ def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> in
 
 def _simple(op: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from eagle3tui.supervisor.protocol import send_command
-
         config = _load(args, running_driver_ok=op == "stop")
         if args.stage not in config.names:
             print(f"error: no stage named {args.stage!r} in {config.path} "
@@ -161,7 +169,7 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
                 print(f"error: {e}", file=sys.stderr)
             if errors:
                 return EXIT_USAGE
-        return _reply(send_command(config, op, [args.stage]))
+        return _reply(_send(config, op, [args.stage]))
     return run
 
 
