@@ -37,7 +37,7 @@ from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.last_config import record_config
-from eagle3tui.supervisor.log_disk import log_disk_problem, refused_by_log_disk
+from eagle3tui.supervisor.log_disk import log_disk_problem
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
     reap_wrappers,
@@ -140,7 +140,6 @@ class Driver:
         self._busy = True
         self.probers: dict[str, ServiceProber] = {}
         self.waiting: dict[str, str] = {}
-        self._log_disk_alerted: dict[str, str] = {}  # stage -> the log-disk problem alerted
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
@@ -435,24 +434,10 @@ class Driver:
             # finds the attempt on disk and never launches the stage again.
             relaunch["attempt"] = self.store.next_attempt(name)
             self.intent.save(self.state_dir)
-        try:
-            rec = self.executors.for_stage(stage).launch(
-                stage, self.store, resume=resume,
-                resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
-                driver=driver_spec(self.config) if self.keep_alive else None)
-        except OSError as e:
-            # Its log's disk is full: this stage waits for space, the others go on.
-            why = refused_by_log_disk(e, stage.log, self.state_dir)
-            if why is None:
-                raise
-            if self._log_disk_alerted.get(name) != why.split(":")[0]:
-                self._alert("critical", "log-disk-full",
-                            f"{name} cannot start: {why}; it starts once there is space, and the "
-                            "other stages are supervised meanwhile", None, log=str(stage.log),
-                            fix="free space there, or point the stage's log at another filesystem")
-                self._log_disk_alerted[name] = why.split(":")[0]  # once it is on disk
-            return
-        self._log_disk_alerted.pop(name, None)
+        rec = self.executors.for_stage(stage).launch(
+            stage, self.store, resume=resume,
+            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
+            driver=driver_spec(self.config) if self.keep_alive else None)
         if relaunch is not None:
             self.intent.relaunch.pop(name, None)
             self.intent.save(self.state_dir)
