@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
+
+import psutil
 
 from conftest import wait_for
 
@@ -82,6 +85,10 @@ def test_keeper_goes_on_restarting_drivers_that_are_killed(pipeline):
         pid = wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and _alive(p) and p,
                        timeout=30, what="a driver started by the keeper")
         seen.add(pid)
+        # The keeper looks every 0.5 s; a driver it never saw alive makes it back off
+        # longer (up to 5 min): let it see this one before the kill.
+        wait_for(lambda: time.time() - psutil.Process(pid).create_time() > 1.5,
+                 what="the driver seen alive by the keeper")
         os.kill(pid, signal.SIGKILL)
     wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and _alive(p), timeout=30,
              what="the keeper starting a driver again after every kill")

@@ -40,6 +40,10 @@ def record_config(config: PipelineConfig) -> None:
         if build_config(tomllib.loads(text), config.path, text,
                         dict(config.overrides)).state_dir != config.state_dir:
             return
+        kept = _read_record(config.state_dir / RECORD)
+        if kept and (kept.get("path"), kept.get("text"), kept.get("overrides")) == \
+                (str(config.path), text, dict(config.overrides)):
+            return  # the same configuration as the last driver's: nothing to write
         atomic_write_json(config.state_dir / RECORD, {
             "schema": 1, "path": str(config.path), "overrides": dict(config.overrides),
             "text": text, "time": time.time(), "pid": os.getpid()})
@@ -89,8 +93,8 @@ def driver_config(path: str | os.PathLike[str], error: ConfigError) -> tuple[Pip
             continue
         when = time.strftime("%H:%M:%S", time.localtime(float(doc.get("time") or 0)))
         first = str(error).splitlines()[0]
-        note = (f"{first}; using the configuration the running driver (pid {doc.get('pid')}) "
-                f"loaded at {when}, kept in {state_dir / RECORD}. Fix the file: the driver "
+        note = (f"{first}; using the configuration the running driver works under "
+                f"(recorded at {when} in {state_dir / RECORD}). Fix the file: the driver "
                 "goes on with its configuration until it is valid again")
         return config, note
     return None
