@@ -75,10 +75,9 @@ def test_torn_line_left_by_another_process_is_not_glued_to_the_next(tmp_path):
     log = AlertLog(path)
     log.append(Alert(level="info", kind="first", message="whole"))
     # A second writer (the --watch mirror, a process killed mid-write) leaves half a line.
-    subprocess.run([sys.executable, "-c",
-                    "import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND); "
-                    "os.write(fd, b'{\"level\":\"critical\",\"kind\":\"to'); os._exit(9)", str(path)],
-                   check=False)
+    torn = ("import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_APPEND); "
+            "os.write(fd, b'{\"level\":\"critical\",\"kind\":\"to'); os._exit(9)")
+    subprocess.run([sys.executable, "-c", torn, str(path)], check=False)
     tail = JsonlTail(path, from_start=True)
     log.append(Alert(level="critical", kind="next", message="after the torn one"))
     log.close()

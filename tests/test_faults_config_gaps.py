@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 
+import psutil
 from conftest import wait_for
 
 
@@ -79,8 +80,7 @@ def test_broken_file_on_disk_does_not_block_status_and_stop(pipeline):
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     assert "running driver" in r.stderr, r.stderr
     pid = pipeline.records("job")[0]["pid"]
-    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or
-             open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
+    wait_for(lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE,
              what="the stage stopped")
     wait_for(lambda: (pipeline.state_dir / "runs/job/0001.result.json").exists(),
              what="the stop recorded by the stage's wrapper")

@@ -15,8 +15,8 @@ import textwrap
 import time
 
 import psutil
-
 from conftest import wait_for
+
 from eagle3tui.alerts.model import Alert
 from eagle3tui.alerts.notifier import Notifier
 

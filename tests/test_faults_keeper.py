@@ -14,7 +14,6 @@ import signal
 import time
 
 import psutil
-
 from conftest import wait_for
 
 # The documented number (docs/reliability.md): written out, so the test checks the promise.
@@ -36,7 +35,8 @@ def _drivers(pipeline) -> list[int]:
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
         except OSError:
             continue
         if b"eagle3tui.supervisor.driver" in cmd and str(pipeline.config).encode() in cmd \
@@ -87,7 +87,7 @@ def test_keeper_goes_on_restarting_drivers_that_are_killed(pipeline):
         seen.add(pid)
         # The keeper looks every 0.5 s; a driver it never saw alive makes it back off
         # longer (up to 5 min): let it see this one before the kill.
-        wait_for(lambda: time.time() - psutil.Process(pid).create_time() > 1.5,
+        wait_for(lambda pid=pid: time.time() - psutil.Process(pid).create_time() > 1.5,
                  what="the driver seen alive by the keeper")
         os.kill(pid, signal.SIGKILL)
     wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and _alive(p), timeout=30,

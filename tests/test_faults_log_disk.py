@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import wait_for
 
 

@@ -20,8 +20,9 @@ import os
 import re
 import stat
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, build_config
