@@ -6,7 +6,9 @@ as plain environment variables, so nothing in a log line can be executed.
 
 ``Notifier.submit`` is called from the driver loop (through the alert hub)
 and only filters and enqueues; a worker thread runs the command with a
-timeout, kills a hanging one (its whole process group), and reports failures
+timeout, kills a hanging one (its process group, every descendant, and every
+process carrying that run's mark in its environment: a child that called
+``setsid`` leaves the group, not its parent or its environment), and reports failures
 back as alerts of kind ``notifier-*`` (which it never sends to itself, so a
 broken notifier cannot feed a loop). A bounded queue and a per-minute rate
 limit keep a flood from piling up processes; what is dropped is counted and
@@ -42,6 +44,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+import psutil
+
 from eagle3tui.alerts import Alert, level_at_least
 from eagle3tui.textsafe import printable
 
@@ -49,6 +53,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from eagle3tui.config import AlertsConfig
 
 ENV_PREFIX = "EAGLE3TUI_ALERT_"
+# Set to a fresh token in each run of the command: how a timeout finds the
+# run's processes that left its group and lost their parent (a double fork).
+RUN_MARK_ENV = ENV_PREFIX + "RUN"
 OWN_KIND_PREFIX = "notifier-"
 _MAX_ENV_MESSAGE = 2000
 _MAX_OUTPUT = 1000
@@ -284,6 +291,7 @@ class Notifier:
         payload = json.dumps(alert.to_json(), ensure_ascii=False, default=str).encode("utf-8")
         env = dict(os.environ)
         env.update(alert_env(alert))
+        env[RUN_MARK_ENV] = mark = os.urandom(8).hex()
         shown = " ".join(self.command)
         try:
             # A new session, so a timeout kills the command and its children together.
@@ -300,7 +308,7 @@ class Notifier:
         try:
             out, _ = proc.communicate(payload, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
-            self._kill(proc)
+            self._kill(proc, mark)
             self.timed_out += 1
             self.failed += 1
             self._problem("notifier-timeout",
@@ -318,11 +326,19 @@ class Notifier:
         self.sent += 1
 
     @staticmethod
-    def _kill(proc: subprocess.Popen[bytes]) -> None:
+    def _kill(proc: subprocess.Popen[bytes], mark: str) -> None:
+        # Found before any is killed: a killed parent's children re-parent to init
+        # and no longer show as its descendants.
+        doomed = _run_processes(proc.pid, mark)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        for p in doomed:
+            try:
+                p.kill()  # psutil refuses a pid reused since it was found
+            except psutil.Error:
+                pass
         try:
             proc.communicate(timeout=2)
         except subprocess.TimeoutExpired:
@@ -365,3 +381,27 @@ class Notifier:
                     return False
         self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
         return not self._thread.is_alive()
+
+
+def _run_processes(pid: int, mark: str) -> list[psutil.Process]:
+    """One run of the command: ``pid``'s descendants, and processes carrying its mark.
+
+    Parentage catches a child that called ``setsid`` and scrubbed its
+    environment while its parent lives; the mark catches one orphaned by a
+    double fork. One that did both escapes (docs/reliability.md).
+    """
+    found: dict[int, psutil.Process] = {}
+    try:
+        for p in psutil.Process(pid).children(recursive=True):
+            found[p.pid] = p
+    except psutil.Error:
+        pass
+    for p in psutil.process_iter():
+        if p.pid in found or p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get(RUN_MARK_ENV) == mark:
+                found[p.pid] = p
+        except (psutil.Error, OSError):
+            continue
+    return list(found.values())

@@ -29,10 +29,24 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _load(args: argparse.Namespace) -> PipelineConfig:
+def _load(args: argparse.Namespace, *, running_driver_ok: bool = False) -> PipelineConfig:
+    """The configuration; with ``running_driver_ok``, a broken file on disk gives way to
+    the running driver's own configuration (said on stderr), so ``status`` and ``stop``
+    keep working while someone fixes the file."""
     from eagle3tui.config import load_config, parse_overrides
 
-    return load_config(args.config, parse_overrides(args.set))
+    try:
+        return load_config(args.config, parse_overrides(args.set))
+    except ConfigError as e:
+        if not running_driver_ok:
+            raise
+        from eagle3tui.supervisor.last_config import driver_config
+
+        kept = driver_config(args.config, e)
+        if kept is None:
+            raise
+        print(f"warning: {kept[1]}", file=sys.stderr)
+        return kept[0]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -46,6 +60,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for s in config.stages:
         store.records(s.name)
     errors += store.problems
+    from eagle3tui.preflight import alert_command_problems
+
+    errors += [str(e) for e in alert_command_problems(config)]
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:
@@ -87,8 +104,6 @@ def _reply(reply: dict[str, Any]) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    from eagle3tui.supervisor.protocol import send_command
-
     config = _load(args)
     if not args.stages and not args.all:
         print("error: name the stages to start, or pass --all", file=sys.stderr)
@@ -105,10 +120,24 @@ def cmd_start(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
     if errors:
         return EXIT_USAGE
-    rc = _reply(send_command(config, "start", args.stages, all=args.all))
+    rc = _reply(_send(config, "start", args.stages, all=args.all))
     if rc == EXIT_OK and args.wait:
         return _wait(config, args.stages or config.names, args.timeout)
     return rc
+
+
+def _send(config: PipelineConfig, op: str, stages: list[str], **extra: Any) -> dict[str, Any]:
+    """``send_command``; a state directory that cannot be made is the configuration's error."""
+    from eagle3tui.supervisor.protocol import send_command
+
+    try:
+        return send_command(config, op, stages, **extra)
+    except OSError as e:
+        if not (e.filename and Path(str(e.filename)).is_relative_to(config.state_dir)):
+            raise
+        from eagle3tui.preflight import state_dir_error
+
+        raise state_dir_error(config, e) from None
 
 
 def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> int:
@@ -136,9 +165,7 @@ def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> in
 
 def _simple(op: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from eagle3tui.supervisor.protocol import send_command
-
-        config = _load(args)
+        config = _load(args, running_driver_ok=op == "stop")
         if args.stage not in config.names:
             return _unknown_stage(config, args.stage)
         if op in ("restart", "resume"):
@@ -149,14 +176,14 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
                 print(f"error: {e}", file=sys.stderr)
             if errors:
                 return EXIT_USAGE
-        return _reply(send_command(config, op, [args.stage]))
+        return _reply(_send(config, op, [args.stage]))
     return run
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     from eagle3tui.view import load_view
 
-    config = _load(args)
+    config = _load(args, running_driver_ok=True)
     snap = load_view(config).to_json()
     if args.json:
         print(json.dumps(snap, indent=2))

@@ -39,6 +39,8 @@ from eagle3tui.supervisor import completion
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.executors import Executors, is_slurm
+from eagle3tui.supervisor.last_config import record_config
+from eagle3tui.supervisor.log_disk import log_disk_problem
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
     reap_wrappers,
@@ -181,6 +183,7 @@ class Driver:
         # Another driver may have changed the intent while we waited for the
         # lock (and execute() before run() saved its own change): start from disk.
         self.intent = Intent.load(self.state_dir)
+        record_config(self.config)  # for `status` and `stop` while the file on disk is broken
         stop = stop or threading.Event()
         idle_marker = self.state_dir / "driver.idle"
         metrics = None
@@ -668,6 +671,10 @@ class Driver:
             if cause is not None and not any(e.get("line") == cause.get("line") for e in errs):
                 errs = [{k: cause.get(k) for k in ("line", "rule", "text")}] + errs[-2:]
             rec.extra["last_errors"] = errs
+            disk = log_disk_problem(rec.log)
+            if disk:  # the stage's own error may never have reached its log
+                details["log_disk"] = disk
+                st.hint = f"{disk}, so its last output may be lost" + (f"; {st.hint}" if st.hint else "")
             if st.hint:
                 details["hint"] = st.hint
             message = failure_message(st, cause)
@@ -758,7 +765,8 @@ class Driver:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
         reload_note = self._adopt_overrides(cmd)
-        if reload_note and reload_note.startswith("refused"):
+        if reload_note and reload_note.startswith("refused") and op != "stop":
+            # A stop never needs the new configuration: it works under the one kept.
             return {"ok": False, "message": reload_note[len("refused: "):]}
         names: list[str] = list(cmd.get("stages", []))
         for n in names:
@@ -990,6 +998,7 @@ class Driver:
             return (f"refused: stage(s) {', '.join(running)} are running but missing from the new "
                     "configuration; stop them first, then edit the file")
         self.config = new
+        record_config(new)
         self.rules = ruleset_for(new)
         for w in self.watches.values():
             w.monitor.set_rules(self.rules)  # a rule taught in the TUI applies to running stages too

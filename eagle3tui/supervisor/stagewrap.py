@@ -192,13 +192,16 @@ def _env_of(proc: object) -> dict[str, str] | None:
         return None
 
 
-def run_members(run_id: str | None, pgid: int) -> list[int]:
+def run_members(run_id: str | None, pgid: int, tree: StageTree | None = None) -> list[int]:
     """Pids of the live descendants that belong to this run (never the wrapper).
 
-    A descendant belongs to the run when it carries the run's id in its
-    environment, or sits in the stage's process group, or descends from the
-    stage with its environment scrubbed. A driver this wrapper started, and
-    the stages that driver launched, carry their own markers and are left alone.
+    A descendant belongs to the run when it sits in the stage's process group,
+    or descends from the stage's main process (by parentage, which no process
+    can rewrite; ``tree`` remembers those seen, for after the chain breaks),
+    or is any other orphan re-parented to the wrapper. A driver this wrapper
+    started, and the stages that driver launched, are left alone: by
+    parentage while that driver lives, by the mark it put in their
+    environment (``DRIVER_ENV`` = this wrapper's pid) once it is gone.
     """
     try:
         import psutil
@@ -208,6 +211,12 @@ def run_members(run_id: str | None, pgid: int) -> list[int]:
         kids = psutil.Process(os.getpid()).children(recursive=True)
     except psutil.Error:
         return []
+    parents = {}
+    for p in kids:
+        try:
+            parents[p.pid] = p.ppid()
+        except psutil.Error:
+            continue
     out = []
     for p in kids:
         try:
@@ -216,20 +225,68 @@ def run_members(run_id: str | None, pgid: int) -> list[int]:
             in_group = os.getpgid(p.pid) == pgid
         except (psutil.Error, OSError):
             continue
-        env = _env_of(p)
-        if in_group:
+        ancestry = tree.ancestry(p.pid, parents) if tree else "unknown"
+        if in_group or ancestry == "stage":
+            if tree:
+                tree.remember(p)
             out.append(p.pid)
-        elif env is None:
             continue
-        elif "EAGLE3TUI_RUN_ID" in env:
-            if run_id and env["EAGLE3TUI_RUN_ID"] == run_id:
-                out.append(p.pid)
-        elif DRIVER_ENV not in env:
+        if ancestry == "driver":
+            continue
+        if tree and tree.seen(p):
             out.append(p.pid)
+            continue
+        # An orphan re-parented to us: the stage's, unless it comes from a
+        # driver this wrapper started (that driver marked its environment).
+        env = _env_of(p)
+        if env is None:
+            continue
+        if env.get(DRIVER_ENV) == str(os.getpid()) and env.get("EAGLE3TUI_RUN_ID") != run_id:
+            continue
+        out.append(p.pid)
     return out
 
 
-def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
+class StageTree:
+    """What parentage says about the wrapper's descendants, and who was seen under the stage.
+
+    A process cannot leave its parent chain (only its parent's death breaks
+    it, and then it re-parents to this wrapper, the subreaper): a child that
+    called ``setsid`` and rewrote ``EAGLE3TUI_RUN_ID`` still descends from the
+    stage, and is remembered as the stage's once seen there.
+    """
+
+    def __init__(self, stage_pid: int, drivers: object) -> None:
+        self.stage_pid = stage_pid
+        self._drivers = drivers  # the DriverKeeper: its spawned drivers are not the run
+        self._seen: set[tuple[int, float]] = set()
+
+    def ancestry(self, pid: int, parents: dict[int, int]) -> str:
+        """"stage", "driver" (a driver this wrapper started) or "unknown"."""
+        drivers = {p.pid for p in getattr(self._drivers, "spawned", [])}
+        me = os.getpid()
+        while pid in parents and pid != me:
+            if pid == self.stage_pid:
+                return "stage"
+            if pid in drivers:
+                return "driver"
+            pid = parents[pid]
+        return "unknown"
+
+    def remember(self, proc: object) -> None:
+        try:
+            self._seen.add((proc.pid, proc.create_time()))  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - gone already
+            pass
+
+    def seen(self, proc: object) -> bool:
+        try:
+            return (proc.pid, proc.create_time()) in self._seen  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            return False
+
+
+def signal_members(run_id: str | None, pgid: int, sig: int, tree: StageTree | None = None) -> int:
     """Send ``sig`` to the stage's group and every descendant of the run; how many got it."""
     n = 0
     try:
@@ -237,7 +294,7 @@ def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
         n += 1
     except OSError:
         pass
-    for pid in run_members(run_id, pgid):
+    for pid in run_members(run_id, pgid, tree):
         try:
             if os.getpgid(pid) == pgid:
                 continue  # the group signal reached it: a second SIGTERM can cut its clean-up short
@@ -304,6 +361,46 @@ class DriverKeeper:
 
 
 IDLE_MARKER = "driver.idle"
+# The keeper stops restarting a driver that exits with an error this many
+# times within the window (docs/reliability.md), and says so in an alert.
+KEEPER_MAX_CRASHES = 5
+KEEPER_CRASH_WINDOW_S = 600.0
+DRIVER_LOCK_TAKEN = 3  # the driver's exit code when another driver holds the lock: no crash
+
+
+def keeper_gives_up(state_dir: str, spec: dict[str, object], codes: list[int]) -> None:
+    """Tell a person that the keeper stopped: a critical alert in the state directory.
+
+    Written with the package's own alert log (imported only now: the keeper
+    must run whatever happens to it); failing that, a line in the driver log.
+    """
+    message = (f"the driver exited with an error at each of its last {len(codes)} starts "
+               f"within {KEEPER_CRASH_WINDOW_S / 60:.0f} min (exit codes "
+               f"{', '.join(str(c) for c in codes)}); the keeper stopped restarting it. "
+               f"See {spec.get('log')} for why, fix it (`eagle3tui check`), then run any "
+               "eagle3tui command to start a driver again")
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if root not in sys.path:
+            sys.path.append(root)
+        from eagle3tui.alerts.log import AlertLog
+        from eagle3tui.alerts.model import Alert
+
+        log = AlertLog(os.path.join(state_dir, "alerts.jsonl"))
+        try:
+            log.append(Alert(level="critical", kind="driver-keeps-crashing", message=message,
+                             details={"exit_codes": codes, "driver_log": spec.get("log"),
+                                      "fix": "run `eagle3tui check`, fix what it reports, "
+                                             "then start the pipeline again"}))
+        finally:
+            log.close()
+    except Exception:  # noqa: BLE001 - the driver log below still says it
+        pass
+    try:
+        with open(str(spec["log"]), "ab") as f:
+            f.write(f"[stagewrap {os.getpid()}] keeper: {message}\n".encode())
+    except OSError:
+        pass
 
 
 def keep(state_dir: str, spec: dict[str, object]) -> int:
@@ -330,7 +427,7 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
     keeper.backoff = 1.0
     argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
-    failures = 0
+    crashes: list[tuple[float, int]] = []  # (when, exit code) of drivers that failed on their own
     while True:
         time.sleep(0.5)
         if not os.path.isdir(state_dir) or (config and not os.path.exists(config)):
@@ -342,11 +439,15 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
             return 0
         # Drivers that fail on their own (an invalid config: exit 2) are not
         # restarted forever; drivers killed by a signal are exactly what we are for.
-        failures = failures + 1 if any((p.returncode or 0) > 0 for p in keeper.spawned) else 0
+        now = time.monotonic()
+        crashes += [(now, p.returncode) for p in keeper.spawned
+                    if p.poll() is not None and p.returncode > 0 and p.returncode != DRIVER_LOCK_TAKEN]
         keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
-        if failures >= 5:
+        crashes = [c for c in crashes if now - c[0] < KEEPER_CRASH_WINDOW_S]
+        if len(crashes) >= KEEPER_MAX_CRASHES:
+            keeper_gives_up(state_dir, spec, [code for _, code in crashes])
             return 1
-        keeper.check(time.monotonic())
+        keeper.check(now)
 
 
 def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
@@ -424,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.set_wakeup_fd(wfd)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     rc: int | None = None
+    tree = StageTree(child.pid, keeper)
     term_sent_at: float | None = None
     killed = False
     while True:
@@ -440,26 +542,27 @@ def main(argv: list[str] | None = None) -> int:
         now = time.monotonic()
         if stop_at and term_sent_at is None:
             term_sent_at = now
-            signal_members(run_id, pgid, signal.SIGTERM)
+            signal_members(run_id, pgid, signal.SIGTERM, tree)
         if rc is not None:
-            left = run_members(run_id, pgid)
+            left = run_members(run_id, pgid, tree)
             if not left:
                 break
             if term_sent_at is None:
                 # The stage ended but left processes behind: they end with it.
                 term_sent_at = now
-                signal_members(run_id, pgid, signal.SIGTERM)
+                signal_members(run_id, pgid, signal.SIGTERM, tree)
         timeout = DRIVER_CHECK_S
         if term_sent_at is not None:
             kill_at = term_sent_at + grace + WRAPPER_GRACE_SLACK_S
             if now >= kill_at:
-                if signal_members(run_id, pgid, signal.SIGKILL):
+                if signal_members(run_id, pgid, signal.SIGKILL, tree):
                     killed = True
                 timeout = 0.1
             else:
                 timeout = min(timeout, max(0.05, kill_at - now), 0.5)
         if rc is None:
             keeper.check(now)
+            run_members(run_id, pgid, tree)  # note who descends from the stage while the chain holds
         try:
             ready, _, _ = select.select([rfd], [], [], timeout)
         except InterruptedError:  # pragma: no cover - PEP 475 retries for us
