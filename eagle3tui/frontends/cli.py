@@ -244,7 +244,14 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(f"{args.stage}: no log yet ({path})", file=sys.stderr)
         return EXIT_FAILED if not args.follow else EXIT_OK
     out = sys.stdout
-    with open(path, "rb") as f:
+    from eagle3tui.trusted import NotRegularFile, open_regular
+
+    try:
+        fd = open_regular(path)  # never a FIFO (a hang) nor a symlink (any file, as root)
+    except NotRegularFile as e:
+        print(f"error: {args.stage}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    with os.fdopen(fd, "rb") as f:
         f.seek(offset)
         pending = b""
         while True:

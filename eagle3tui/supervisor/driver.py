@@ -43,7 +43,13 @@ from eagle3tui.supervisor.launcher import (
 )
 from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.supervisor.procs import is_alive, signal_name
-from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
+from eagle3tui.supervisor.protocol import (
+    COMMANDS_DIR,
+    REPLIES_DIR,
+    command_dirs,
+    driver_spec,
+    read_command,
+)
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
@@ -64,6 +70,7 @@ from eagle3tui.telemetry.collector import (
     summarize,
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
+from eagle3tui.trusted import NotRegularFile, UntrustedFile
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped
@@ -179,8 +186,7 @@ class Driver:
             idle_marker.unlink(missing_ok=True)
             if self.keep_alive:
                 ensure_keeper(self.state_dir, driver_spec(self.config))
-            self.commands_dir.mkdir(parents=True, exist_ok=True)
-            self.replies_dir.mkdir(parents=True, exist_ok=True)
+            command_dirs(self.state_dir)
             if self.alert_log.repaired:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
@@ -269,6 +275,8 @@ class Driver:
             return self._busy
         self._last_full = now
         reap_wrappers()
+        if not self._intent_readable():
+            return True
         self._check_config()
         self._restore_lost_records()
         self._settle_relaunches()
@@ -690,8 +698,13 @@ class Driver:
         files = self._command_files()
         for path in files:
             try:
-                cmd = json.loads(path.read_text())
+                cmd = read_command(path)
                 reply = self.execute(cmd)
+            except (UntrustedFile, NotRegularFile) as e:
+                # Not ours to obey (another user's file, a link): never executed.
+                path.unlink(missing_ok=True)
+                self._alert("critical", "command-refused", f"command {path.name} refused: {e}")
+                continue
             except (OSError, ValueError) as e:
                 cmd, reply = {}, {"ok": False, "message": f"unreadable command {path.name}: {e}"}
             except KeyError as e:
@@ -706,6 +719,8 @@ class Driver:
     def execute(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
+        if self.intent.problem and op != "ping":
+            return {"ok": False, "message": self.intent.problem}
         reload_note = self._adopt_overrides(cmd)
         if reload_note and reload_note.startswith("refused"):
             return {"ok": False, "message": reload_note[len("refused: "):]}
@@ -807,6 +822,23 @@ class Driver:
             self._alert(level, kind, message, rec, **details)
         w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
 
+    def _intent_readable(self) -> bool:
+        """False (and one critical alert) while intent.json exists but cannot be believed.
+
+        It may hold a retry that is due: acting on an empty intent would lose
+        it, and saving one would overwrite it. Running stages keep being
+        followed between full passes; nothing is launched or settled.
+        """
+        if self.intent.problem:
+            self.intent = Intent.load(self.state_dir)
+        if not self.intent.problem:
+            self._intent_alerted = None
+            return True
+        if getattr(self, "_intent_alerted", None) != self.intent.problem:
+            self._intent_alerted = self.intent.problem
+            self._alert("critical", "intent-unreadable", self.intent.problem)
+        return False
+
     def _settle_relaunches(self) -> None:
         """Drop relaunches whose attempt was created before a driver died (see _launch)."""
         done = [n for n, r in self.intent.relaunch.items() if r.get("attempt") and Path(
@@ -857,8 +889,7 @@ class Driver:
             print("eagle3tui driver: the state directory was replaced and another driver "
                   "holds its lock; exiting", file=sys.stderr, flush=True)
             return False
-        self.commands_dir.mkdir(parents=True, exist_ok=True)
-        self.replies_dir.mkdir(parents=True, exist_ok=True)
+        command_dirs(self.state_dir)
         # What this driver knows survives: the running attempts and the intent,
         # so no later driver sees those stages as never run and launches them twice.
         for rec in self._watch_recs.values():
