@@ -22,7 +22,7 @@ import psutil
 from eagle3tui.config import StageConfig
 from eagle3tui.supervisor.procs import create_time
 from eagle3tui.supervisor.records import RunRecord, RunStore
-from eagle3tui.trusted import NotRegularFile, append_regular
+from eagle3tui.trusted import NotRegularFile, append_regular, private_dir
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
 
@@ -123,7 +123,8 @@ def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_fr
     argv = stage.argv(resume=resume)
     log = Path(stage.log)
     log.parent.mkdir(parents=True, exist_ok=True)
-    store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
+    private_dir(store.runs_dir)  # 0700 whatever the umask
+    private_dir(store.stage_dir(stage.name))
     return store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
                             resume=resume, resumed_from=resumed_from, trigger=trigger)
 
