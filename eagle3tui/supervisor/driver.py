@@ -35,6 +35,7 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
+from eagle3tui.supervisor.deadlines import deadline, due
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -265,7 +266,9 @@ class Driver:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
         handled = self.process_commands()
-        if not handled and now - self._last_full < self.full_every_s:
+        # The pass cadence is a duration: monotonic, or a clock step stops full passes.
+        mono = time.monotonic()
+        if not handled and mono - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
@@ -273,7 +276,7 @@ class Driver:
                 if rec_stub is not None:
                     self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
-        self._last_full = now
+        self._last_full = mono
         reap_wrappers()
         if not self._intent_readable():
             return True
@@ -315,7 +318,7 @@ class Driver:
         self.write_state(statuses)
         active = any(s.state.active for s in statuses.values())
         scheduled = any(
-            float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
+            not due(r) for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
         return self._busy
@@ -680,7 +683,7 @@ class Driver:
                         f"gave up after {chain} attempts (retry.max_attempts = {pol.max_attempts})", rec)
             return
         self.intent.relaunch[stage.name] = {"mode": "resume" if stage.resume else "restart",
-                                            "not_before": now + pol.backoff_s, "trigger": "retry",
+                                            **deadline(pol.backoff_s), "trigger": "retry",
                                             "after_attempt": rec.attempt}
         self.intent.save(self.state_dir)
         self._alert("warning", "retry-scheduled",
