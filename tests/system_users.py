@@ -30,7 +30,7 @@ class User:
         extra = ["--groups", ",".join(map(str, groups))] if groups else ["--clear-groups"]
         return subprocess.run(["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", *extra,
                                "--", "sh", "-c", f"umask {umask:03o}; exec \"$@\"", "sh", *argv],
-                              capture_output=True, text=True, timeout=timeout, **kw)
+                              capture_output=True, text=True, timeout=timeout, check=False, **kw)
 
     def python(self, code: str, *args: str, **kw) -> subprocess.CompletedProcess[str]:
         """Run ``python -c code args...`` as this user (the system's Python: the
@@ -69,8 +69,8 @@ def remove_user(name: str) -> None:
         pwd.getpwnam(name)
     except KeyError:
         return
-    subprocess.run(["userdel", name], capture_output=True)
+    subprocess.run(["userdel", name], capture_output=True, check=False)
 
 
 def remove_group(name: str) -> None:
-    subprocess.run(["groupdel", name], capture_output=True)
+    subprocess.run(["groupdel", name], capture_output=True, check=False)

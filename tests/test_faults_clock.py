@@ -14,7 +14,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import ROOT, wait_for
 
 CLOCK_STEP_AT_ALERT = textwrap.dedent("""

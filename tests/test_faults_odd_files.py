@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
-from pathlib import Path
 
 from conftest import wait_for
 

@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import Pipeline, wait_for
 from system_users import make_group, make_user, remove_group, remove_user
 
@@ -160,7 +159,7 @@ def project():
 
 def _cli_umask(p: Pipeline, *args: str, umask: int = 0o002) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "eagle3tui", "--config", str(p.config), *args],
-                          capture_output=True, text=True, timeout=60, cwd=p.root,
+                          capture_output=True, text=True, timeout=60, cwd=p.root, check=False,
                           preexec_fn=lambda: os.umask(umask))
 
 

@@ -13,7 +13,6 @@ regular file of the driver's own user that no one else can write
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
