@@ -121,6 +121,7 @@ class LogFollower:
         self.writer_check_s = writer_check_s
         # After a rename: when the old file was last seen held open for writing.
         self._writer_seen: tuple[float, bool] | None = None
+        self._writer_at: str | None = None  # /proc/PID/fd/N of the writer found last
         self._writers_gone = False
         self._pending_start = offset  # file offset where the pending bytes begin
         self._reset_flag = False
@@ -157,7 +158,7 @@ class LogFollower:
 
     def _open(self) -> bool:
         try:
-            fh = os.fdopen(open_regular(self.path), "rb")  # noqa: SIM115 - kept open across polls
+            fh = os.fdopen(open_regular(self.path), "rb")  # kept open across polls
         except NotRegularFile as e:
             self.problem = str(e)
             return False
@@ -237,7 +238,10 @@ class LogFollower:
         now = self._clock()
         if self._writer_seen is not None and now - self._writer_seen[0] < self.writer_check_s:
             return self._writer_seen[1]
-        held = _open_for_writing(self._ident)
+        # The writer found last time is asked first: one stat, not a scan of /proc.
+        if self._writer_at is None or not _writes_to(self._writer_at, self._ident):
+            self._writer_at = _open_for_writing(self._ident)
+        held = self._writer_at is not None
         self._writer_seen = (now, held)
         return held
 
@@ -448,14 +452,30 @@ def iter_chunk_lines(chunk: Chunk, max_line: int = 64 * 1024) -> Iterable[LogLin
         offset += len(raw) + 1
 
 
-def _open_for_writing(ident: tuple[int, int] | None) -> bool:
-    """True if a process we may inspect holds the file ``(st_dev, st_ino)`` open for writing."""
-    if ident is None:
+def _writes_to(fd_path: str, ident: tuple[int, int] | None) -> bool:
+    """True if ``/proc/PID/fd/N`` still names the file ``ident``, open for writing."""
+    try:
+        st = os.stat(fd_path)
+    except OSError:
         return False
+    if (st.st_dev, st.st_ino) != ident:
+        return False
+    try:
+        with open(fd_path.replace("/fd/", "/fdinfo/")) as info:
+            flags = next((int(ln.split()[1], 8) for ln in info if ln.startswith("flags:")), 0)
+    except (OSError, ValueError):
+        return True  # cannot tell: assume it writes, keep the old file
+    return bool(flags & (os.O_WRONLY | os.O_RDWR))
+
+
+def _open_for_writing(ident: tuple[int, int] | None) -> str | None:
+    """The ``/proc/PID/fd/N`` of a process (that we may inspect) writing the file ``ident``."""
+    if ident is None:
+        return None
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return False
+        return None
     for pid in pids:
         fd_dir = f"/proc/{pid}/fd"
         try:
@@ -463,20 +483,9 @@ def _open_for_writing(ident: tuple[int, int] | None) -> bool:
         except OSError:
             continue  # gone, or not ours to look at
         for fd in fds:
-            try:
-                st = os.stat(f"{fd_dir}/{fd}")
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) != ident:
-                continue
-            try:
-                with open(f"/proc/{pid}/fdinfo/{fd}") as info:
-                    flags = next((int(ln.split()[1], 8) for ln in info if ln.startswith("flags:")), 0)
-            except (OSError, ValueError):
-                return True  # cannot tell: assume it writes, keep the old file
-            if flags & (os.O_WRONLY | os.O_RDWR):
-                return True
-    return False
+            if _writes_to(f"{fd_dir}/{fd}", ident):
+                return f"{fd_dir}/{fd}"
+    return None
 
 
 class LogWatcher:
