@@ -1,9 +1,10 @@
-"""Issue 29, finding 18: a step of the wall clock does not stretch a retry's back-off.
+"""Issue 29, findings 18 and 20: a step of the wall clock changes no duration.
 
-The driver is a real process whose wall clock (``time.time``) steps one hour
-backwards the moment it schedules a retry, as an NTP correction would; the
-monotonic clock goes on. The 2 s back-off must still end after about 2 s
-(it used to wait for the wall clock to catch up: an hour).
+The driver is a real process whose wall clock (``time.time``) steps by an
+hour at a chosen alert, as an NTP correction would; the monotonic clock goes
+on. A 2 s retry back-off still ends after about 2 s when the clock steps
+back (it used to wait an hour), and a stop's 20 s grace is still granted when
+it steps forwards (it used to SIGKILL at once).
 """
 
 from __future__ import annotations
@@ -66,3 +67,35 @@ def test_wall_clock_step_during_retry_backoff(pipeline, step):
         if driver.poll() is None:
             driver.kill()
             driver.wait()
+
+
+def test_wall_clock_step_during_stop_grace_sends_no_early_sigkill(pipeline):
+    """One hour forwards right after SIGTERM: the stage still gets its whole grace."""
+    ended = pipeline.root / "ended-cleanly"
+    pipeline.write(f"""
+        [[stage]]
+        name = "job"
+        command = ["sh", "-c", "trap 'sleep 2; touch {ended}; exit 0' TERM; while true; do sleep 0.1; done"]
+        stop_grace = "20s"
+    """)
+    pipeline.state_dir.mkdir(mode=0o700)
+    (pipeline.state_dir / "intent.json").write_text(
+        '{"wanted": ["job"], "skipped": [], "relaunch": {}}')
+    script = pipeline.root / "clock_step.py"
+    script.write_text(CLOCK_STEP_AT_ALERT)
+    driver = subprocess.Popen([sys.executable, str(script), str(pipeline.config), "stage-stopping",
+                               "3600"],
+                              env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"),
+                 what="job running")
+        got = pipeline.cli("stop", "job", timeout=30)
+        assert got.returncode == 0, got.stderr
+        wait_for(lambda: pipeline.stage("job")["state"] == "stopped", timeout=30, what="job stopped")
+        assert ended.exists(), "SIGKILLed before its grace was over"
+        kinds = [a["kind"] for a in pipeline.alerts()]
+        assert "stage-killed" not in kinds, kinds
+    finally:
+        driver.kill()
+        driver.wait()

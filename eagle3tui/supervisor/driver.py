@@ -35,7 +35,7 @@ from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_ove
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.follower import LogWatcher
-from eagle3tui.supervisor.deadlines import deadline, due
+from eagle3tui.supervisor.deadlines import deadline, due, seconds_left
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -489,6 +489,8 @@ class Driver:
                     self._alert(level, kind, message, rec, **details)
                 rec.extra["stop_line"] = w.mark_stopping()
             rec.stop_requested_at = time.time()
+            # The grace is a duration: a wall-clock step must not SIGKILL at once.
+            rec.extra["stop_deadline"] = deadline(self.config.stage(name).stop_grace_s)
             rec.stop_reason = reason
             self.store.save(rec)
         done = self.executors.for_record(rec).stop(rec)
@@ -522,7 +524,10 @@ class Driver:
     def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         if rec.stop_requested_at is None or rec.killed_after_grace:
             return
-        if now - rec.stop_requested_at >= stage.stop_grace_s:
+        until = rec.extra.get("stop_deadline")
+        left = seconds_left(until) if isinstance(until, dict) else \
+            stage.stop_grace_s - (now - rec.stop_requested_at)
+        if left <= 0:
             if not self.executors.for_record(rec).kill(rec):
                 return
             rec.killed_after_grace = True
