@@ -1023,6 +1023,37 @@ def missing_executables(config: PipelineConfig, names: list[str] | None = None) 
     return errors
 
 
+def uncreatable_dirs(config: PipelineConfig) -> list[ConfigError]:
+    """The state directory and log directories that could not be made or written, as errors.
+
+    A launch would otherwise fail only when the stage is due (and, for the
+    state directory, before the driver could say anything)."""
+    errors = []
+    wanted = [(config.state_dir, "pipeline.state_dir", None, "the state directory")]
+    wanted += [(s.log.parent, f"stage[{s.name}].log", s.line, f"the log directory of stage {s.name!r}")
+               for s in config.stages]
+    for directory, key, line, what in wanted:
+        why = _why_not_creatable(Path(directory))
+        if why:
+            errors.append(ConfigError(f"{what} {directory} cannot be used: {why}", path=str(config.path),
+                                      key=key, line=line,
+                                      fix="point it at a directory you can write (it is created if missing)"))
+    return errors
+
+
+def _why_not_creatable(directory: Path) -> str | None:
+    p = directory
+    while not p.exists():
+        if p.parent == p:
+            return None
+        p = p.parent
+    if not p.is_dir():
+        return f"{p} is a file, not a directory"
+    if not os.access(p, os.W_OK | os.X_OK):
+        return f"{p} is not writable by this user (or is on a read-only filesystem)"
+    return None
+
+
 def parse_overrides(items: list[str]) -> dict[str, str]:
     """``["model=/x", "n=3"]`` from ``--set`` flags; raise ConfigError on a bad one."""
     out: dict[str, str] = {}

@@ -38,10 +38,10 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
 def cmd_check(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.records import RunStore
 
-    from eagle3tui.config import missing_executables
+    from eagle3tui.config import missing_executables, uncreatable_dirs
 
     config = _load(args)
-    errors = [str(e) for e in missing_executables(config)]
+    errors = [str(e) for e in missing_executables(config) + uncreatable_dirs(config)]
     store = RunStore(config.state_dir)
     for s in config.stages:
         store.records(s.name)

@@ -8,6 +8,7 @@ wrapper even when nobody is watching.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -121,8 +122,7 @@ def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_fr
                 trigger: str) -> RunRecord:
     """A new (unsaved) record of ``stage``, its log and run directories made."""
     argv = stage.argv(resume=resume)
-    log = Path(stage.log)
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = Path(stage.log)  # its directory is made by write_header, which reports why not
     private_dir(store.runs_dir)  # 0700 whatever the umask
     private_dir(store.stage_dir(stage.name))
     return store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
@@ -131,6 +131,7 @@ def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_fr
 
 def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, how: str = "") -> None:
     """The attempt's header line in the stage log; its output starts after it (``log_offset``)."""
+    Path(rec.log).parent.mkdir(parents=True, exist_ok=True)
     with os.fdopen(append_regular(rec.log), "ab") as f:
         stamp = datetime.now().astimezone().isoformat(timespec="seconds")
         what = f"resume of attempt {resumed_from}" if rec.resume and resumed_from else "start"
@@ -156,8 +157,13 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
         rec.extra["driver"] = driver
     try:
         write_header(rec, stage, resumed_from)
-    except NotRegularFile as e:  # a FIFO or a link at the log path: never block on it
-        rec.error, rec.exit_code, rec.ended_at = f"cannot write the log: {e}", 127, time.time()
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT) and not isinstance(e, NotRegularFile):
+            raise  # a full disk: the driver waits for space and says so
+        # A FIFO or a link at the log path (never blocked on), a directory that
+        # cannot be made: the attempt fails and says why; the driver goes on.
+        why = str(e) if isinstance(e, NotRegularFile) else f"{e.filename or rec.log}: {e.strerror or e}"
+        rec.error, rec.exit_code, rec.ended_at = f"cannot write the log: {why}", 127, time.time()
         store.save(rec)
         return rec
     # Write-ahead: the attempt exists on disk before any process does.
