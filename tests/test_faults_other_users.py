@@ -305,3 +305,18 @@ def test_marker_with_the_attempts_mac_is_still_believed(pipeline):
     wait_for(lambda: pipeline.stage("job")["state"] == "failed", what="job failed")
     st = pipeline.stage("job")
     assert st["exit_code"] == 3 and st["reason"] == "exit 3", st
+
+
+def test_state_directory_of_another_user_is_refused_cleanly(pipeline, intruder):
+    """A state directory someone else made first (or owns) is not used, and says so."""
+    pipeline.write("""
+        [[stage]]
+        name = "job"
+        command = ["true"]
+    """)
+    pipeline.state_dir.mkdir()
+    os.chown(pipeline.state_dir, intruder.uid, intruder.gid)
+    got = pipeline.cli("start", "job", timeout=30)
+    assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
+    assert INTRUDER in got.stderr and "directory" in got.stderr
+    assert not (pipeline.state_dir / "runs").exists()

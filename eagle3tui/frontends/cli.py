@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.textsafe import printable
+from eagle3tui.trusted import UntrustedFile
 
 if TYPE_CHECKING:
     from eagle3tui.config import PipelineConfig
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_tui(args)
         return int(args.func(args))
-    except ConfigError as e:
+    except (ConfigError, UntrustedFile) as e:  # UntrustedFile: a state directory not ours
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
