@@ -8,7 +8,6 @@ wrapper even when nobody is watching.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import subprocess
@@ -158,10 +157,10 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
     try:
         write_header(rec, stage, resumed_from)
     except OSError as e:
-        if e.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT) and not isinstance(e, NotRegularFile):
-            raise  # a full disk: the driver waits for space and says so
         # A FIFO or a link at the log path (never blocked on), a directory that
-        # cannot be made: the attempt fails and says why; the driver goes on.
+        # cannot be made, a full log disk: the attempt fails and says why, and
+        # the driver goes on with the other stages. (A full *state* directory
+        # makes the save below fail too: the driver then waits for space.)
         why = str(e) if isinstance(e, NotRegularFile) else f"{e.filename or rec.log}: {e.strerror or e}"
         rec.error, rec.exit_code, rec.ended_at = f"cannot write the log: {why}", 127, time.time()
         store.save(rec)
