@@ -320,3 +320,16 @@ def test_state_directory_of_another_user_is_refused_cleanly(pipeline, intruder):
     assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
     assert INTRUDER in got.stderr and "directory" in got.stderr
     assert not (pipeline.state_dir / "runs").exists()
+
+
+def test_fallback_directory_is_removed_when_the_driver_goes_idle(pipeline):
+    pipeline.write("""
+        [[stage]]
+        name = "job"
+        command = ["true"]
+    """)
+    pipeline.cli("start", "job", check=True)
+    wait_for(lambda: pipeline.stage("job")["state"] == "succeeded", what="job done")
+    fallback = os.path.dirname(pipeline.records("job")[0]["extra"]["result_fallback"])
+    wait_for(lambda: (pipeline.state_dir / "driver.idle").exists(), what="the driver idle")
+    wait_for(lambda: not os.path.exists(fallback), what="the empty fallback directory removed")

@@ -244,6 +244,7 @@ class Driver:
             self.write_state(force=True)
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
+            self.store.discard_fallback_dir()  # made again at the next launch
         finally:
             self.wakeups.stop()
             for p in self.probers.values():

@@ -183,6 +183,15 @@ class RunStore:
         atomic_write_json(note, {"dir": str(made), "state_dir": str(self.state_dir)})
         return made
 
+    def discard_fallback_dir(self) -> None:
+        """Remove the fallback directory if nothing was ever written there (a driver going idle)."""
+        note = self.state_dir / "result-fallback.json"
+        try:
+            os.rmdir(str(read_trusted_json(note)["dir"]))  # fails, harmlessly, unless empty
+            note.unlink()
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+
     def gpu_report_path(self, stage: str, attempt: int) -> str:
         """Where the wrapper of a stage on another node reports that node's GPUs."""
         return gpu_report_path(self.prefix(stage, attempt))
