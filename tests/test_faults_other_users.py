@@ -227,16 +227,20 @@ def test_set_and_command_overrides_cannot_change_builtin_python(pipeline, tmp_pa
     assert got.returncode == 2
     assert "{python}" in got.stderr and "built-in" in got.stderr and "[vars]" in got.stderr
     assert "Traceback" not in got.stderr
-    # A command file of the owner with the same override: the driver refuses to reload with it.
+    # Command files of the owner with the same override (twice: a refusal is not
+    # forgotten): the driver refuses to reload with it, and runs nothing.
     pipeline.cli("start", "job", check=True)
     wait_for(lambda: pipeline.stage("job")["state"] == "succeeded", what="job succeeded")
-    from eagle3tui.config import load_config
-    from eagle3tui.supervisor.protocol import send_command
-
-    config = load_config(pipeline.config)
-    config.overrides["python"] = f"{tmp_path}/evil.sh"
-    reply = send_command(config, "restart", ["job"])
-    assert not reply["ok"] and "{python}" in reply["message"], reply
+    names = [f"{time.time_ns():020d}-{i}-override.json" for i in range(2)]
+    for name in names:
+        command = {"op": "restart", "stages": ["job"], "overrides": {"python": f"{tmp_path}/evil.sh"}}
+        staged = pipeline.state_dir / "override.partial"
+        staged.write_text(json.dumps(command))
+        os.rename(staged, pipeline.state_dir / "commands" / name)
+    pipeline.cli("start", "job", check=True)  # answered after the two (commands run in name order)
+    for name in names:
+        reply = json.loads((pipeline.state_dir / "commands" / "replies" / name).read_text())
+        assert not reply["ok"] and "{python}" in reply["message"], reply
     assert len(pipeline.records("job")) == 1
     # Declared by the pipeline, it may be set.
     pipeline.write(f"""

@@ -951,8 +951,13 @@ class Driver:
         overrides = cmd.get("overrides")
         if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
             return note
-        return self._reload({str(k): str(v) for k, v in overrides.items()},
-                            self._config_files_digest())
+        wanted = {str(k): str(v) for k, v in overrides.items()}
+        note = self._reload(wanted, self._config_files_digest())
+        if note is None and wanted != dict(self.config.overrides):
+            # Refused before (the alert is not repeated): the command is refused again,
+            # never run with the configuration it did not ask for.
+            note = self._config_rejected
+        return note
 
     def _reload(self, overrides: dict[str, str], digest: str | None) -> str | None:
         """Load the configuration again; a note for the user, "refused: ..." on failure."""
