@@ -320,6 +320,13 @@ def one_of(got: str, known: Iterable[str]) -> str:
     return (f"did you mean {close[0]!r}? " if close else "") + f"use one of: {', '.join(names)}"
 
 
+# Variables every pipeline has, and what they hold; --set changes them only
+# where the file declares them under [vars] (state_dir never).
+BUILTIN_VARS = {"config_dir": "the directory of the pipeline file",
+                "python": "the interpreter that runs eagle3tui",
+                "state_dir": "the state directory"}
+
+
 def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, line: int | None) -> str:
     """Replace ``{name}`` with its value; ``{{`` and ``}}`` are literal braces.
 
@@ -437,6 +444,14 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
             b.err(f"bad variable name {k!r} in --set", f"--set {k}", None, "use --set name=value")
             continue
+        if k in BUILTIN_VARS and (k not in raw_vars or k == "state_dir"):
+            # A command file carries --set values too: changing {python} would
+            # run another program as the pipeline's owner.
+            b.err(f"--set {k}: {{{k}}} is a built-in variable ({BUILTIN_VARS[k]}) and --set "
+                  "cannot change it", f"--set {k}", None,
+                  "set [pipeline] state_dir in the file" if k == "state_dir" else
+                  f"to make it settable, declare it in {path.name}: [vars] {k} = \"...\"")
+            continue
         if k not in mentioned:
             close = difflib.get_close_matches(k, sorted(mentioned), n=1)
             known = ", ".join(sorted(set(mentioned) - {"config_dir", "python"})) or "none"
@@ -485,6 +500,18 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         seen[s.name] = i
         stages.append(s)
 
+    logs: dict[str, StageConfig] = {}
+    for s in stages:
+        # Two stages writing one file mix their lines, and the alerts of one
+        # would be read as the other's.
+        key = os.path.realpath(s.log)
+        if key in logs:
+            b.err(f"stages {logs[key].name!r} and {s.name!r} share the log {s.log}",
+                  f"stage[{s.name}].log", b.loc.key_line("stage", "log", seen[s.name])
+                  or b.loc.table_line("stage", seen[s.name]),
+                  f"give each stage its own log, e.g. log = \"{Path(s.log).with_name(s.name + '.log')}\"")
+        else:
+            logs[key] = s
     names = {s.name for s in stages}
     for i, s in enumerate(stages):
         for d in s.depends_on:
@@ -1141,6 +1168,37 @@ def missing_executables(config: PipelineConfig, names: list[str] | None = None) 
                 key=f"stage[{s.name}].command", line=s.command_line or s.line,
                 fix="install it, give its full path, or fix PATH in the stage's env"))
     return errors
+
+
+def uncreatable_dirs(config: PipelineConfig) -> list[ConfigError]:
+    """The state directory and log directories that could not be made or written, as errors.
+
+    A launch would otherwise fail only when the stage is due (and, for the
+    state directory, before the driver could say anything)."""
+    errors = []
+    wanted = [(config.state_dir, "pipeline.state_dir", None, "the state directory")]
+    wanted += [(s.log.parent, f"stage[{s.name}].log", s.line, f"the log directory of stage {s.name!r}")
+               for s in config.stages]
+    for directory, key, line, what in wanted:
+        why = _why_not_creatable(Path(directory))
+        if why:
+            errors.append(ConfigError(f"{what} {directory} cannot be used: {why}", path=str(config.path),
+                                      key=key, line=line,
+                                      fix="point it at a directory you can write (it is created if missing)"))
+    return errors
+
+
+def _why_not_creatable(directory: Path) -> str | None:
+    p = directory
+    while not p.exists():
+        if p.parent == p:
+            return None
+        p = p.parent
+    if not p.is_dir():
+        return f"{p} is a file, not a directory"
+    if not os.access(p, os.W_OK | os.X_OK):
+        return f"{p} is not writable by this user (or is on a read-only filesystem)"
+    return None
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

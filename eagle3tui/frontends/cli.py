@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.textsafe import printable
+from eagle3tui.trusted import UntrustedFile
 
 if TYPE_CHECKING:
     from eagle3tui.config import PipelineConfig
@@ -52,10 +53,10 @@ def _load(args: argparse.Namespace, *, running_driver_ok: bool = False) -> Pipel
 def cmd_check(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.records import RunStore
 
-    from eagle3tui.config import missing_executables
+    from eagle3tui.config import missing_executables, uncreatable_dirs
 
     config = _load(args)
-    errors = [str(e) for e in missing_executables(config)]
+    errors = [str(e) for e in missing_executables(config) + uncreatable_dirs(config)]
     store = RunStore(config.state_dir)
     for s in config.stages:
         store.records(s.name)
@@ -277,7 +278,14 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(f"{args.stage}: no log yet ({path})", file=sys.stderr)
         return EXIT_FAILED if not args.follow else EXIT_OK
     out = sys.stdout
-    with open(path, "rb") as f:
+    from eagle3tui.trusted import NotRegularFile, open_regular
+
+    try:
+        fd = open_regular(path)  # never a FIFO (a hang) nor a symlink (any file, as root)
+    except NotRegularFile as e:
+        print(f"error: {args.stage}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    with os.fdopen(fd, "rb") as f:
         f.seek(offset)
         pending = b""
         while True:
@@ -426,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_tui(args)
         return int(args.func(args))
-    except ConfigError as e:
+    except (ConfigError, UntrustedFile) as e:  # UntrustedFile: a state directory not ours
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -617,6 +617,7 @@ class StageLogMonitor:
         and says nothing about an error still held or a traceback still pending
         (they stay warnings).
         """
+        self.follower.writers_ended()  # a log renamed meanwhile is finished once read
         events = self.poll(now)
         now = self._now
         last = self.follower.end_of_output()

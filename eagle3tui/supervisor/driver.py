@@ -38,6 +38,7 @@ from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor import completion
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
+from eagle3tui.supervisor.deadlines import deadline, due, seconds_left
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.last_config import record_config
 from eagle3tui.supervisor.log_disk import log_disk_problem
@@ -49,7 +50,13 @@ from eagle3tui.supervisor.launcher import (
 from eagle3tui.supervisor.lock import DriverLock
 from eagle3tui.supervisor.metrics_host import MetricsHost
 from eagle3tui.supervisor.procs import is_alive, signal_name
-from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
+from eagle3tui.supervisor.protocol import (
+    COMMANDS_DIR,
+    REPLIES_DIR,
+    command_dirs,
+    driver_spec,
+    read_command,
+)
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
@@ -71,6 +78,7 @@ from eagle3tui.telemetry.collector import (
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
 from eagle3tui.telemetry.xid import XidWatch, failure_lead
+from eagle3tui.trusted import NotRegularFile, UntrustedFile
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped
@@ -191,8 +199,7 @@ class Driver:
             idle_marker.unlink(missing_ok=True)
             if self.keep_alive:
                 ensure_keeper(self.state_dir, driver_spec(self.config))
-            self.commands_dir.mkdir(parents=True, exist_ok=True)
-            self.replies_dir.mkdir(parents=True, exist_ok=True)
+            command_dirs(self.state_dir)
             if self.alert_log.repaired:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
@@ -256,6 +263,7 @@ class Driver:
             self.write_state(force=True)
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
+            self.store.discard_fallback_dir()  # made again at the next launch
         finally:
             if metrics is not None:
                 metrics.close()
@@ -281,7 +289,9 @@ class Driver:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
         handled = self.process_commands()
-        if not handled and now - self._last_full < self.full_every_s:
+        # The pass cadence is a duration: monotonic, or a clock step stops full passes.
+        mono = time.monotonic()
+        if not handled and mono - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
@@ -289,8 +299,10 @@ class Driver:
                 if rec_stub is not None:
                     self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
-        self._last_full = now
+        self._last_full = mono
         reap_wrappers()
+        if not self._intent_readable():
+            return True
         self._check_config()
         self._restore_lost_records()
         self._settle_relaunches()
@@ -333,7 +345,7 @@ class Driver:
         self._announce_completion(statuses)
         active = any(s.state.active for s in statuses.values())
         scheduled = any(
-            float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
+            not due(r) for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
         return self._busy
@@ -506,6 +518,8 @@ class Driver:
                     self._alert(level, kind, message, rec, **details)
                 rec.extra["stop_line"] = w.mark_stopping()
             rec.stop_requested_at = time.time()
+            # The grace is a duration: a wall-clock step must not SIGKILL at once.
+            rec.extra["stop_deadline"] = deadline(self.config.stage(name).stop_grace_s)
             rec.stop_reason = reason
             self.store.save(rec)
         done = self.executors.for_record(rec).stop(rec)
@@ -539,7 +553,10 @@ class Driver:
     def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         if rec.stop_requested_at is None or rec.killed_after_grace:
             return
-        if now - rec.stop_requested_at >= stage.stop_grace_s:
+        until = rec.extra.get("stop_deadline")
+        left = seconds_left(until) if isinstance(until, dict) else \
+            stage.stop_grace_s - (now - rec.stop_requested_at)
+        if left <= 0:
             if not self.executors.for_record(rec).kill(rec):
                 return
             rec.killed_after_grace = True
@@ -716,7 +733,7 @@ class Driver:
                         f"gave up after {chain} attempts (retry.max_attempts = {pol.max_attempts})", rec)
             return
         self.intent.relaunch[stage.name] = {"mode": "resume" if stage.resume else "restart",
-                                            "not_before": now + pol.backoff_s, "trigger": "retry",
+                                            **deadline(pol.backoff_s), "trigger": "retry",
                                             "after_attempt": rec.attempt}
         self.intent.save(self.state_dir)
         self._alert("warning", "retry-scheduled",
@@ -748,8 +765,13 @@ class Driver:
         files = self._command_files()
         for path in files:
             try:
-                cmd = json.loads(path.read_text())
+                cmd = read_command(path)
                 reply = self.execute(cmd)
+            except (UntrustedFile, NotRegularFile) as e:
+                # Not ours to obey (another user's file, a link): never executed.
+                path.unlink(missing_ok=True)
+                self._alert("critical", "command-refused", f"command {path.name} refused: {e}")
+                continue
             except (OSError, ValueError) as e:
                 cmd, reply = {}, {"ok": False, "message": f"unreadable command {path.name}: {e}"}
             except KeyError as e:
@@ -764,6 +786,8 @@ class Driver:
     def execute(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
+        if self.intent.problem and op != "ping":
+            return {"ok": False, "message": self.intent.problem}
         reload_note = self._adopt_overrides(cmd)
         if reload_note and reload_note.startswith("refused") and op != "stop":
             # A stop never needs the new configuration: it works under the one kept.
@@ -871,6 +895,23 @@ class Driver:
             self._alert(level, kind, message, rec, **details)
         w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
 
+    def _intent_readable(self) -> bool:
+        """False (and one critical alert) while intent.json exists but cannot be believed.
+
+        It may hold a retry that is due: acting on an empty intent would lose
+        it, and saving one would overwrite it. Running stages keep being
+        followed between full passes; nothing is launched or settled.
+        """
+        if self.intent.problem:
+            self.intent = Intent.load(self.state_dir)
+        if not self.intent.problem:
+            self._intent_alerted = None
+            return True
+        if getattr(self, "_intent_alerted", None) != self.intent.problem:
+            self._intent_alerted = self.intent.problem
+            self._alert("critical", "intent-unreadable", self.intent.problem)
+        return False
+
     def _settle_relaunches(self) -> None:
         """Drop relaunches whose attempt was created before a driver died (see _launch)."""
         done = [n for n, r in self.intent.relaunch.items() if r.get("attempt") and Path(
@@ -921,8 +962,7 @@ class Driver:
             print("eagle3tui driver: the state directory was replaced and another driver "
                   "holds its lock; exiting", file=sys.stderr, flush=True)
             return False
-        self.commands_dir.mkdir(parents=True, exist_ok=True)
-        self.replies_dir.mkdir(parents=True, exist_ok=True)
+        command_dirs(self.state_dir)
         # What this driver knows survives: the running attempts and the intent,
         # so no later driver sees those stages as never run and launches them twice.
         for rec in self._watch_recs.values():
@@ -975,8 +1015,13 @@ class Driver:
         overrides = cmd.get("overrides")
         if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
             return note
-        return self._reload({str(k): str(v) for k, v in overrides.items()},
-                            self._config_files_digest())
+        wanted = {str(k): str(v) for k, v in overrides.items()}
+        note = self._reload(wanted, self._config_files_digest())
+        if note is None and wanted != dict(self.config.overrides):
+            # Refused before (the alert is not repeated): the command is refused again,
+            # never run with the configuration it did not ask for.
+            note = self._config_rejected
+        return note
 
     def _reload(self, overrides: dict[str, str], digest: str | None) -> str | None:
         """Load the configuration again; a note for the user, "refused: ..." on failure."""

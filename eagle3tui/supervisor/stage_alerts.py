@@ -157,6 +157,7 @@ class StageWatch:
         self._report_until = 0  # last line of the launcher report being read, if any
         self.log_path = rec.log
         self._truncated_unseen = False
+        self._log_problem: str | None = None  # the follower's last refusal, alerted once
         self.alerted_line = self._load_seen()
         # Lines processed but not yet known to be durably alerted (see commit_seen).
         self._pending_line = 0
@@ -271,6 +272,11 @@ class StageWatch:
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
         out = self._to_alerts(events)
+        problem = self.monitor.follower.problem
+        if problem and problem != self._log_problem:
+            # A FIFO or a link at the log's path: nothing it says can be read.
+            out.append(("critical", "log-refused", problem, {"rule": "log-refused"}))
+        self._log_problem = problem
         if self.fatal is not None and self.monitor.worked_line > int(self.fatal.get("line") or 0):
             # It made progress after the error (a bar drawn again at zero is none):
             # not failing (any more).

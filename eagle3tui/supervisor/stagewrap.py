@@ -20,7 +20,10 @@ What else it guarantees, and why:
   stage starts, the wrapper reserves the result file (``.result.json.reserve``,
   pre-sized and fsynced), so the result can be written into blocks that are
   already allocated; failing that it goes to a fallback file outside the state
-  directory, and always to the stage's log as a marker line.
+  directory (in an owner-only directory the launcher made with a random
+  name, checked before writing), and always to the stage's log as a marker
+  line that carries a MAC keyed by the attempt's record, so a log line that
+  merely imitates it is refused. Every file it writes is owner-only (0600).
 * **A driver runs while the stage runs and when it ends.** Every few seconds,
   and when the stage ends, the wrapper checks the driver lock and starts a
   driver if none holds it, so a driver killed at 3 a.m. does not leave the
@@ -37,10 +40,13 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -61,10 +67,19 @@ RESULT_MARKER = "[eagle3tui] result "
 DRIVER_ENV = "EAGLE3TUI_DRIVER_SPAWNED_BY"
 
 
+def _private_open(path: str, flags: int) -> int:
+    """Open for writing, owner-only (0600 whatever the umask), never through a symlink."""
+    return os.open(path, flags | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
 def atomic_write_json(path: str, obj: object) -> None:
     tmp = f"{path}.{os.getpid()}.partial"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        try:
+            os.unlink(tmp)  # a stale one from a wrapper of the same pid
+        except FileNotFoundError:
+            pass
+        with os.fdopen(_private_open(tmp, os.O_CREAT | os.O_EXCL), "w", encoding="utf-8") as f:
             json.dump(obj, f)
             f.flush()
             os.fsync(f.fileno())
@@ -132,7 +147,7 @@ def become_subreaper() -> bool:
 def reserve(path: str) -> str | None:
     """Pre-allocate ``path`` so the result can be written on a full disk; the error if not."""
     try:
-        with open(path, "wb") as f:
+        with os.fdopen(_private_open(path, os.O_CREAT | os.O_TRUNC), "wb") as f:
             f.write(b" " * RESERVE_BYTES)
             f.flush()
             os.fsync(f.fileno())
@@ -164,7 +179,7 @@ def write_result(prefix: str, result: dict[str, object], fallback: str | None) -
     data = json.dumps(result).encode()
     if len(data) <= RESERVE_BYTES:
         try:
-            fd = os.open(reserved, os.O_WRONLY)
+            fd = _private_open(reserved, 0)
             try:
                 # JSON allows trailing spaces: the padding of the reserve stays.
                 os.pwrite(fd, data, 0)
@@ -177,12 +192,45 @@ def write_result(prefix: str, result: dict[str, object], fallback: str | None) -
             errors.append(f"{reserved}: {e.strerror or e}")
     if fallback:
         try:
-            os.makedirs(os.path.dirname(fallback), exist_ok=True)
+            private_parent(fallback)
             atomic_write_json(fallback, dict(result, write_errors=list(errors)))
             errors.append(f"result written to {fallback}")
         except OSError as e:
             errors.append(f"{fallback}: {e.strerror or e}")
     return errors
+
+
+def private_parent(path: str) -> None:
+    """Refuse to write ``path`` unless its directory is ours and closed to everyone else.
+
+    The launcher made it (mkdtemp: 0700, a random name); anything else there
+    (another user's directory, a symlink) could be read or replaced by them.
+    """
+    parent = os.path.dirname(path)
+    st = os.lstat(parent)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise PermissionError(f"{parent} is not an owner-only directory of uid {os.geteuid()}; "
+                              "refusing to write the result there")
+
+
+def result_key(prefix: str) -> str | None:
+    """The attempt's marker key, from its record (written before the wrapper started)."""
+    try:
+        fd = os.open(prefix + ".json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(f.fileno()).st_uid != os.geteuid():
+                return None
+            key = json.loads(f.read(1 << 20).decode("utf-8")).get("extra", {}).get("result_key")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return key if isinstance(key, str) else None
+
+
+def marker_line(result: dict[str, object], key: str | None) -> str:
+    """The last-resort result line for the stage log: the marker, a MAC, the JSON."""
+    payload = json.dumps(result)
+    mac = hmac.new(key.encode(), payload.encode(), hashlib.sha256).hexdigest() if key else "-"
+    return f"{RESULT_MARKER}{mac} {payload}"
 
 
 def _env_of(proc: object) -> dict[str, str] | None:
@@ -345,7 +393,7 @@ class DriverKeeper:
         env = {k: v for k, v in os.environ.items() if not k.startswith("EAGLE3TUI_")}
         env[DRIVER_ENV] = str(os.getpid())
         try:
-            with open(str(self.spec["log"]), "ab") as log:
+            with os.fdopen(_private_open(str(self.spec["log"]), os.O_CREAT | os.O_APPEND), "ab") as log:
                 log.write(f"[stagewrap {os.getpid()}] no driver holds the lock: starting one\n"
                           .encode())
                 self.spawned.append(subprocess.Popen(
@@ -415,7 +463,8 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        fd = os.open(os.path.join(state_dir, "keeper.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(os.path.join(state_dir, "keeper.lock"),
+                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another keeper runs (or the directory is gone)
@@ -477,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     grace = float(opts.get("--grace", "30"))
     fallback = opts.get("--fallback")
     keeper = DriverKeeper(json.loads(opts["--driver"]) if "--driver" in opts else None)
+    key = result_key(prefix)
     run_id = os.environ.get("EAGLE3TUI_RUN_ID")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -495,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, object] = {"exit_code": 127, "signal": None, "ended_at": time.time(),
                                      "error": f"cannot start {cmd[0]!r}: {e.strerror or e}"}
         write_result(prefix, result, fallback)
-        print(RESULT_MARKER + json.dumps(result), flush=True)
+        print(marker_line(result, key), flush=True)
         return 127
     pgid = child.pid
     try:
@@ -588,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     errors = write_result(prefix, result, fallback)
     if errors:
         # The last resort: the stage log, which the driver reads anyway.
-        print(RESULT_MARKER + json.dumps(dict(result, write_errors=errors)), flush=True)
+        print(marker_line(dict(result, write_errors=errors), key), flush=True)
     sys.stdout.flush()
     keeper.next_check = 0.0
     keeper.check(time.monotonic())

@@ -9,7 +9,6 @@ reasons) through ``state.json``, which ``eagle3tui.view`` overlays.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -23,6 +22,7 @@ from eagle3tui.supervisor.fingerprint import FINGERPRINT, what_changed
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.slurm_state import slurm_record_state
+from eagle3tui.trusted import read_trusted_json
 
 
 class StageState(str, Enum):
@@ -127,18 +127,33 @@ class Intent:
     # Launches asked for on a finished stage: stage -> {"mode": "resume" or
     # "restart", "not_before": epoch seconds, "trigger": "user" or "retry"}.
     relaunch: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Why intent.json exists but cannot be believed (unreadable, corrupt,
+    # another user's): then nothing is saved over it, so a pending retry it
+    # holds is kept until someone fixes the file. Never written to disk.
+    problem: str | None = field(default=None, compare=False)
 
     @classmethod
     def load(cls, state_dir: Path) -> Intent:
+        path = Path(state_dir) / "intent.json"
         try:
-            data = json.loads((Path(state_dir) / "intent.json").read_text())
+            data = read_trusted_json(path)
             return cls(wanted=list(data.get("wanted", [])), skipped=list(data.get("skipped", [])),
                        relaunch={k: dict(v) for k, v in data.get("relaunch", {}).items()})
-        except (OSError, ValueError, TypeError, AttributeError):
+        except FileNotFoundError:
             return cls()
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            why = str(e) if "refused" in str(e) else f"unreadable ({e})"
+            return cls(problem=f"{path}: {why}. It may hold a pending retry or launch, so it is "
+                               "kept as it is and nothing is launched until it can be read: fix "
+                               "its permissions or content, or move it away to start with "
+                               "no pending launches")
 
     def save(self, state_dir: Path) -> None:
-        atomic_write_json(state_dir / "intent.json", asdict(self))
+        if self.problem:
+            raise ValueError(self.problem)  # never replace what we could not read
+        data = asdict(self)
+        del data["problem"]
+        atomic_write_json(state_dir / "intent.json", data)
 
 
 @dataclass
