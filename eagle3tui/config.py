@@ -575,7 +575,9 @@ def _load_learned_rules(path: Path, b: _Builder) -> list[dict[str, Any]]:
     """The ``[[rule]]`` tables of the learned-rules file; none while it does not exist."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # Nothing taught yet; a directory above it that is not one (an unusable
+        # state_dir) is reported with its own key, not as unreadable rules.
         return []
     except (OSError, UnicodeDecodeError) as e:
         b.errors.append(ConfigError(f"cannot read the learned rules: {e}", path=str(path),
