@@ -116,13 +116,14 @@ def random_weights(args: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-def _stage(args: argparse.Namespace, decoder: str, work: Path) -> dict[str, Any]:
-    out, summary = work / f"{decoder}.jsonl", work / f"{decoder}.json"
+def _stage(args: argparse.Namespace, decoder: str, work: Path, batch: int | None = None) -> dict[str, Any]:
+    name = decoder if batch is None else f"{decoder}@{batch}"
+    out, summary = work / f"{name}.jsonl", work / f"{name}.json"
     out.unlink(missing_ok=True)  # regenerate resumes by id: a kept file from an earlier run would answer nothing
     cmd = [sys.executable, "-m", "pipeline.regenerate", "--backend", "local", "--model", args.model,
            "--input", args.prompts, "--output", str(out), "--summary", str(summary), "--max-tokens",
-           str(args.new_tokens), "--batch-size", str(args.batch), "--samples-per-prompt", str(args.samples),
-           "--seed", "0", "--device", "cuda", "--decoder", decoder, "--no-progress"]
+           str(args.new_tokens), "--batch-size", str(batch or args.batch), "--samples-per-prompt", str(args.samples),
+           "--seed", "0", "--device", "cuda", "--dtype", args.dtype, "--decoder", decoder, "--no-progress"]
     cmd += ["--temperature", str(args.temperature)] + (["--top-p", str(args.top_p)] if args.top_p else [])
     if args.requests:
         cmd += ["--limit", str(args.requests)]
@@ -157,11 +158,23 @@ def real_target(args: argparse.Namespace) -> dict[str, Any]:
                                         "tokens_per_s": round(tps) if tps else None, **r}
             print(f"{decoder:8s} {s.get('completion_tokens'):,} tokens in {s.get('wall_s'):.1f}s = {tps:,.0f} tok/s",
                   flush=True)
-    keys = sorted(set(got["generate"]) & set(got["slots"]))
-    same = sum(got["generate"][k] == got["slots"][k] for k in keys)
-    res["answers"] = {"compared": len(keys), "identical": same,
-                      "identical_share": round(same / len(keys), 4) if keys else None}
+        if args.compare_batch:
+            # The same decoder at another batch size: how often bf16 alone makes two greedy runs part.
+            r = _stage(args, "generate", work, args.compare_batch)
+            got["generate@"] = r.pop("answers")
+            res["variants"][f"generate@{args.compare_batch}"] = {"seconds": r["summary"].get("wall_s"), **r}
+    res["answers"] = _same_text(got["generate"], got["slots"])
+    if args.compare_batch:
+        res["answers_generate_vs_generate_at_compare_batch"] = _same_text(got["generate"], got["generate@"])
+        print(f"generate at batch {args.batch} vs {args.compare_batch}: "
+              f"{json.dumps(res['answers_generate_vs_generate_at_compare_batch'])}", flush=True)
     return res
+
+
+def _same_text(a: dict[str, str], b: dict[str, str]) -> dict[str, Any]:
+    keys = sorted(set(a) & set(b))
+    same = sum(a[k] == b[k] for k in keys)
+    return {"compared": len(keys), "identical": same, "identical_share": round(same / len(keys), 4) if keys else None}
 
 
 def main() -> int:
@@ -176,6 +189,9 @@ def main() -> int:
     p.add_argument("--samples", type=int, default=1, help="with --model: --samples-per-prompt")
     p.add_argument("--temperature", type=float, default=0.0, help="with --model")
     p.add_argument("--top-p", type=float, default=None, help="with --model")
+    p.add_argument("--dtype", default="auto", help="with --model: the stage's --dtype (float32: exactness check)")
+    p.add_argument("--compare-batch", type=int, default=None,
+                   help="with --model: also run generate at this batch size and compare it with generate")
     p.add_argument("--keep", default=None, help="with --model: keep each decoder's JSONL and summary here")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     args = p.parse_args()
