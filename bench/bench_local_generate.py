@@ -43,8 +43,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.local_generate import decode_generate  # noqa: E402
-from pipeline.slot_decode import decode_slots, plan_slots  # noqa: E402
+from pipeline.local_generate import decode_generate
+from pipeline.slot_decode import decode_slots, plan_slots
 
 SMOLLM2_135M = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
                 "num_attention_heads": 9, "num_key_value_heads": 3, "max_position_embeddings": 8192,

@@ -119,7 +119,11 @@ def plan_slots(model: Any, longest_prompt: int, max_new_tokens: int, want_slots:
 
 def _warpers(sampling: Sampling) -> list[Callable[[Any, torch.Tensor], torch.Tensor]]:
     """transformers' own temperature / top-k / top-p warpers, in generate's order."""
-    from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+    from transformers.generation.logits_process import (
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
 
     out: list[Any] = []
     if sampling.temperature is not None and sampling.temperature != 1.0:
@@ -254,7 +258,7 @@ class _Decoder:
 
 
 def decode_slots(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: int, end_ids: Sequence[int],
-                 plan: SlotPlan, sampling: Sampling = Sampling(), *, order: Sequence[int] | None = None,
+                 plan: SlotPlan, sampling: Sampling | None = None, *, order: Sequence[int] | None = None,
                  check_every: int = 8, prefill_tokens: int = 32768,
                  stop: Callable[[], bool] | None = None) -> Iterator[list[Finished]]:
     """Generate an answer to every prompt; yields the answers that finished since the last yield.
@@ -269,7 +273,7 @@ def decode_slots(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: i
     queue = list(range(len(prompts)) if order is None else order)
     if not queue:
         return
-    dec = _Decoder(model, plan, max_new_tokens, end_ids, sampling)
+    dec = _Decoder(model, plan, max_new_tokens, end_ids, sampling or Sampling())
     slots = plan.slots
     req = [-1] * slots  # prompt index per slot, -1 when free
     pos = [0] * slots  # host copy of each slot's next position
@@ -310,7 +314,7 @@ def decode_slots(model: Any, prompts: Sequence[Sequence[int]], max_new_tokens: i
         idx = torch.tensor(done, dtype=torch.long, device=dec.device)
         toks = dec.out[idx].tolist()
         dec.pos[idx] = 0  # a free slot goes on being stepped until it is refilled: keep its writes in bounds
-        end = set(int(e) for e in end_ids)
+        end = {int(e) for e in end_ids}
         got = []
         for s, row in zip(done, toks, strict=True):
             row = row[:count[s]]

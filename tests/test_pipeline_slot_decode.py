@@ -21,8 +21,8 @@ torch = pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parent.parent
 
-from pipeline.local_generate import decode_generate, sampling_of  # noqa: E402
-from pipeline.slot_decode import Sampling, decode_slots, plan_slots, supports  # noqa: E402
+from pipeline.local_generate import decode_generate, sampling_of
+from pipeline.slot_decode import Sampling, decode_slots, plan_slots, supports
 
 
 def _llama(**extra: Any) -> Any:
@@ -74,7 +74,7 @@ def _by_generate(model: Any, prompts: list[list[int]], max_new: int, end: list[i
 
 
 def _by_slots(model: Any, prompts: list[list[int]], max_new: int, end: list[int], slots: int,
-              sampling: Sampling = Sampling(), **kw: Any) -> dict[int, tuple[list[int], bool]]:
+              sampling: Sampling | None = None, **kw: Any) -> dict[int, tuple[list[int], bool]]:
     plan = plan_slots(model, max(len(p) for p in prompts), max_new, slots, None, torch.float32)
     order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
     out = {}
@@ -140,7 +140,12 @@ def test_stop_finishes_rows_in_flight_and_admits_no_more() -> None:
 
 
 def test_supports_names_what_it_cannot_decode() -> None:
-    from transformers import GPT2Config, GPT2LMHeadModel, MistralConfig, MistralForCausalLM
+    from transformers import (
+        GPT2Config,
+        GPT2LMHeadModel,
+        MistralConfig,
+        MistralForCausalLM,
+    )
 
     ok, why = supports(GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50)))
     assert not ok and "gpt2" in why
