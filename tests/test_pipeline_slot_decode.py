@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-torch = pytest.importorskip("torch")
-
-REPO = Path(__file__).resolve().parent.parent
+import torch
 
 from pipeline.local_generate import decode_generate, sampling_of
 from pipeline.slot_decode import Sampling, decode_slots, plan_slots, supports
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _llama(**extra: Any) -> Any:
