@@ -42,7 +42,9 @@ except ImportError:  # pragma: no cover - exercised by the fallback test
 
 KINDS = ("fatal", "benign", "warning", "progress", "info")
 _REQUIRED = ("id", "pattern", "kind", "explanation")
-_OPTIONAL = ("action", "stages", "keywords", "examples")
+_OPTIONAL = ("action", "stages", "keywords", "examples", "not_examples", "sources", "flags")
+# Keys only the shipped packs may use: how the code treats a family (families.FLAGS).
+_SHIPPED_ONLY = ("flags",)
 _MIN_KEYWORD = 3
 # Literals that route a line to the structural judge even when no rule names
 # it: process lifecycle words, native failure reports, fatal levels.
@@ -99,6 +101,12 @@ class Rule:
     stages: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     source: str = "builtin"
+    # Its evidence: lines it must judge (examples), look-alikes that must keep their own
+    # verdict (not_examples), where it was seen (sources); and its families.FLAGS.
+    examples: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    not_examples: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    sources: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    flags: tuple[str, ...] = field(default=(), compare=False, repr=False)
     # Builtin rules use Python's re (their patterns are reviewed and tested
     # for bounded backtracking); user rules use RE2, linear in the line's
     # length whatever the pattern.
@@ -451,6 +459,12 @@ def _rule_from_spec(
             f"rule.{unknown[0]}",
             f"allowed keys: {', '.join(_REQUIRED + _OPTIONAL)}",
         )
+    if source == "user" and any(k in spec for k in _SHIPPED_ONLY):
+        raise err(
+            "'flags' is for the shipped rule packs",
+            "rule.flags",
+            "remove it; a rule's kind (fatal, warning, ...) says how eagle3tui treats its lines",
+        )
     missing = [k for k in _REQUIRED if k not in spec]
     if missing:
         raise err(
@@ -495,7 +509,7 @@ def _rule_from_spec(
                 ),
             ) from None
     lists: dict[str, tuple[str, ...]] = {}
-    for k in ("stages", "keywords", "examples"):
+    for k in ("stages", "keywords", "examples", "not_examples", "sources", "flags"):
         v = spec.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise err(f"'{k}' must be a list of strings", f"rule.{k}", f'write {k} = ["..."]')
@@ -523,8 +537,21 @@ def _rule_from_spec(
         stages=lists["stages"],
         keywords=keywords,
         source=source,
+        examples=lists["examples"],
+        not_examples=lists["not_examples"],
+        sources=lists["sources"],
+        flags=_checked_flags(lists["flags"], err),
         regex=rx,
     )
+
+
+def _checked_flags(flags: tuple[str, ...], err: Any) -> tuple[str, ...]:
+    from eagle3tui.logs.families import FLAGS
+
+    bad = [f for f in flags if f not in FLAGS]
+    if bad:
+        raise err(f"unknown flag(s) {bad}", "rule.flags", f"use one of: {', '.join(FLAGS)}")
+    return flags
 
 
 def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str, check: bool = True) -> list[Rule]:

@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from eagle3tui.logs import families
 from eagle3tui.textsafe import printable
 from eagle3tui.witness import GpuWitness
 
 __all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
+
+# The verdicts this module makes, checked against the registry (families.toml).
+STALLED = families.family_id("stalled")
+HANG_SUSPECTED = families.family_id("hang-suspected")
+QUIET_BUT_WORKING = families.family_id("quiet-but-working")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,16 +72,16 @@ class StallDetector:
         ``repeated``: the lines the process printed again and again meanwhile
         (untrusted log text) with their counts; the message names them.
         """
-        if self.last_activity is None or self._reported in ("stalled", "hang-suspected"):
+        if self.last_activity is None or self._reported in (STALLED, HANG_SUSPECTED):
             return None
         quiet = now - self.last_activity
         limit = self.threshold(time_per_item)
         if quiet <= limit:
             return None
         working = gpu is not None and (gpu.busy or gpu.memory_changing)
-        if self._reported == "quiet-but-working" and (gpu is None or working):
+        if self._reported == QUIET_BUT_WORKING and (gpu is None or working):
             return None
-        self._reported = "stalled" if gpu is None else ("quiet-but-working" if working else "hang-suspected")
+        self._reported = STALLED if gpu is None else (QUIET_BUT_WORKING if working else HANG_SUSPECTED)
         seen = f"last progress: {last_progress}" if last_progress else "no progress seen yet"
         reps = tuple((_quote(text), n) for text, n in repeated if n > 0)
         if reps:
@@ -84,10 +90,10 @@ class StallDetector:
         else:
             head = f"no output for {_fmt(quiet)} (limit {_fmt(limit)}); {seen}"
         if gpu is None:
-            return StallVerdict("stalled", "warning", quiet, limit, f"Stalled: {head}.", reps)
+            return StallVerdict(STALLED, "warning", quiet, limit, f"Stalled: {head}.", reps)
         if gpu.busy or gpu.memory_changing:
             return StallVerdict(
-                "quiet-but-working",
+                QUIET_BUT_WORKING,
                 "info",
                 quiet,
                 limit,
@@ -95,7 +101,7 @@ class StallDetector:
                 reps,
             )
         return StallVerdict(
-            "hang-suspected",
+            HANG_SUSPECTED,
             "warning",
             quiet,
             limit,

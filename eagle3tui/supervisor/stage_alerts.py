@@ -18,6 +18,7 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.logs import families
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
@@ -26,16 +27,24 @@ from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.records import RunRecord
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
+# The ids this module makes or reads by name, checked against the registry when it loads.
+_LOG_RESET = families.family_id("log-reset")
+_EARLY_EXIT = families.family_id("early-exit")
+_TRACEBACK = families.family_id("traceback")
+_NONZERO_EXIT = families.family_id("nonzero-exit")
+_ETA_DRIFT = families.family_id("eta-drift")
+_QUIET_BUT_WORKING = families.family_id("quiet-but-working")
 
-STALL_RULES = ("stalled", "hang-suspected")
+# The id sets below are the registry's flags (eagle3tui/logs/families.toml and the packs).
+STALL_RULES = families.with_flag("stall")
 # A launcher's failure report (torchrun's ChildFailedError box): its first line
 # is the alert; the rank lines within this many lines after it are part of it.
-LAUNCHER_REPORT_RULE = "torchrun-child-failed"
+LAUNCHER_REPORT_RULE = families.one_with("launcher-report")
 LAUNCHER_REPORT_LINES = 40
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 # Fatal rules whose report spans several matching lines: alerted once per attempt.
-ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
+ONCE_PER_ATTEMPT = families.with_flag("once-per-attempt")
 # Fatal events this close (lines between them) are one error written in
 # parts: a logged message and the traceback under it, an exception and the
 # subprocess traceback quoted in its message. The cause is all of them.
@@ -43,10 +52,10 @@ CAUSE_GAP_LINES = 2
 # A launcher's kill lines are its reaction to something else (a rank that
 # failed, a signal it received itself); when nothing fatal follows them, the
 # launcher's own next line says which.
-LAUNCHER_KILL_RULE = "launcher-kill"
+LAUNCHER_KILL_RULE = families.one_with("launcher-kill")
 # A service's traceback judged one request's failure (its frames are a request
 # handler's): the server lived on after it, unless it exited right there.
-REQUEST_FAILURE_RULES = frozenset({"request-failed"})
+REQUEST_FAILURE_RULES = families.with_flag("request-failure")
 # The rule pack of the program that runs the job (Slurm's own lines in its output):
 # an ending it reports at the end of a log with nothing fatal explains the failure.
 RUNNER_RULE_SOURCE = "slurm"
@@ -266,7 +275,7 @@ class StageWatch:
         if self._truncated_unseen or self.monitor.follower.resets != resets:
             # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
             self._truncated_unseen = False
-            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule="log-reset",
+            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule=_LOG_RESET,
                                       text=f"{self.log_path} was truncated or replaced"))
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
@@ -324,12 +333,12 @@ class StageWatch:
     def _redundant_early_exit(self, ev: LogEvent) -> bool:
         # "It failed right after starting" adds nothing when a fatal line
         # already said why: the stage-failed alert leads with that line.
-        return ev.rule == "early-exit" and self.first_fatal is not None
+        return ev.rule == _EARLY_EXIT and self.first_fatal is not None
 
     def _after_stop(self, ev: LogEvent) -> bool:
         if self.stop_line is None:
             return False
-        return ev.rule == "early-exit" or (ev.line or 0) > self.stop_line
+        return ev.rule == _EARLY_EXIT or (ev.line or 0) > self.stop_line
 
     def _to_alerts(self, events: list[LogEvent], live: bool = False) -> list[AlertTuple]:
         out: list[AlertTuple] = []
@@ -341,7 +350,7 @@ class StageWatch:
         already_failing = self.fatal is not None
         fatal_at: list[tuple[int, int, tuple[str | None, str]]] = []  # (index in out, line, (rule, text))
         for ev in events:
-            if ev.rule == "log-reset":
+            if ev.rule == _LOG_RESET:
                 # copytruncate or a new file: line numbers restart, so does the mark.
                 self.alerted_line = 0
                 self._pending_line = 0
@@ -349,7 +358,7 @@ class StageWatch:
                 self._reset_seen()
                 out.append(("warning", "log-truncated",
                             f"{self.log_path} was truncated or replaced; following it from its "
-                            "start (line numbers restart)", {"rule": "log-reset"}))
+                            "start (line numbers restart)", {"rule": _LOG_RESET}))
                 continue
             after_stop = self._after_stop(ev)
             if ev.rule and not after_stop:
@@ -411,12 +420,12 @@ class StageWatch:
         if ev.rule == LAUNCHER_REPORT_RULE and self._report_until < ev.line:
             self._report_until = ev.line + LAUNCHER_REPORT_LINES
             return False
-        return ev.line <= self._report_until and ev.rule in (LAUNCHER_REPORT_RULE, "nonzero-exit")
+        return ev.line <= self._report_until and ev.rule in (LAUNCHER_REPORT_RULE, _NONZERO_EXIT)
 
     def _note_fatal(self, ev: LogEvent) -> None:
         fatal = {"line": ev.line, "end_line": ev.end_line, "rule": ev.rule,
                  "text": ev.text[:500], "explanation": ev.explanation, "at": self._now}
-        if ev.rule != "early-exit":
+        if ev.rule != _EARLY_EXIT:
             self._fatals.append(dict(fatal, worker=ev.worker))
         if self.first_fatal is None:
             self.first_fatal = fatal
@@ -437,12 +446,12 @@ class StageWatch:
             "end_line": ev.end_line, "text": ev.text[:2000], "worker": ev.worker,
             "action": ev.action or None}
         details.update(ev.details or {})
-        if ev.rule == "eta-drift":
+        if ev.rule == _ETA_DRIFT:
             details.update(projected_s=ev.projected_s, drift=ev.drift)
             return ("warning", "eta-drift", ev.text, details)
         if ev.rule in STALL_RULES:
             return ("warning", "stall", ev.explanation or ev.text, details)
-        if ev.rule == "quiet-but-working":
+        if ev.rule == _QUIET_BUT_WORKING:
             if self.fatal is not None:
                 # A hung collective spins its GPU kernels: busy GPUs after a
                 # fatal error and no output are the hang, not work.
@@ -517,7 +526,7 @@ class StageWatch:
                 return ended
         if earliest is not None or self.first_fatal is not None:
             cause = dict(earliest if earliest is not None else self.first_fatal or {})
-            if cause.get("rule") == "torchrun-child-failed":
+            if cause.get("rule") == LAUNCHER_REPORT_RULE:
                 rank = launcher_root_cause(self.monitor.path)
                 if rank:
                     cause["root_cause"] = rank
@@ -546,7 +555,7 @@ class StageWatch:
             if end < last - CAUSE_GAP_LINES:
                 return None  # the service wrote more after its last error
             if e.kind == "warning" and e.rule in REQUEST_FAILURE_RULES:
-                return {"line": e.line, "end_line": end, "rule": "traceback", "text": e.text[:500],
+                return {"line": e.line, "end_line": end, "rule": _TRACEBACK, "text": e.text[:500],
                         "explanation": "The server exited right after this exception: it was no single "
                                        "request's failure, it ended the server."}
         return None
@@ -563,7 +572,7 @@ class StageWatch:
         never another program's words.
         """
         # (An "early exit" quotes the log's last lines because it ended soon: not a line's verdict.)
-        said = [e for e in tail if e.rule != "early-exit"]
+        said = [e for e in tail if e.rule != _EARLY_EXIT]
         if not said:
             return None
         e = said[-1]

@@ -1,0 +1,165 @@
+"""The registry of verdict families: every id eagle3tui can give a line or an attempt.
+
+One catalog, as data (``families.toml``), that every module reads: the judge takes
+its explanations from it, the monitor and the stall detector take the ids they make
+from it, the supervisor's id sets (deaths, once-per-attempt reports, stalls) are its
+flags, and ``eagle3tui check`` validates ``retry.on`` against it. The shipped rule
+packs add their own ids (a pack rule's ``flags`` key is read the same way), so the
+set of ids a run can report is this file plus the packs plus the user's own rules.
+
+An id that the code names but the registry does not is an error when the module
+that names it is imported (:func:`family_id`), so a typo cannot reach a user.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import sys
+from dataclasses import dataclass
+from importlib import resources
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+KINDS = ("fatal", "warning", "benign", "progress", "info")
+MAKERS = ("judge", "monitor", "stall")
+# What a flag tells the code that reads it (families.toml's header says the same).
+FLAGS = {
+    "death": "reports a death, at whatever level it is logged (never cleared)",
+    "engine": "breaks the process or the device for every later request",
+    "catch-all": "matches a word and says nothing specific",
+    "held": "held a few lines to see what the process does next",
+    "own-event": "its event needs more than counting and listing",
+    "stop-ending": "an ending that a stop asked of the process explains",
+    "stall": "a stall verdict: the driver marks the stage stalled",
+    "request-failure": "one request's failure in a service",
+    "launcher-report": "a launcher's failure report: several matching lines, one failure",
+    "launcher-kill": "a launcher killing its sibling processes",
+    "once-per-attempt": "alerted once per attempt however many lines match",
+    "consequence": "in a distributed job, the echo of another rank's failure",
+}
+_KEYS = {"id", "kind", "by", "explanation", "action", "flags"}
+_FILE = "families.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One verdict family: what it means, what to do, and how the code treats it."""
+
+    id: str
+    kind: str
+    explanation: str
+    action: str = ""
+    flags: frozenset[str] = frozenset()
+    by: str = "judge"  # which part makes it: judge, monitor, stall, or "rule" (a pack rule)
+
+
+class RegistryError(ValueError):
+    """families.toml (or a pack's flags) is malformed: names the entry and the fix."""
+
+
+def _path() -> str:
+    return str(resources.files("eagle3tui.logs").joinpath(_FILE))
+
+
+def _parse(text: str, where: str) -> dict[str, Family]:
+    data = tomllib.loads(text)
+    out: dict[str, Family] = {}
+    for i, spec in enumerate(data.get("family", [])):
+        label = f"{where}: family #{i + 1} ({spec.get('id', '?')!r})"
+        unknown = set(spec) - _KEYS
+        if unknown:
+            raise RegistryError(f"{label}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+        fid = spec.get("id")
+        if not isinstance(fid, str) or not fid:
+            raise RegistryError(f"{label}: 'id' must be a non-empty string")
+        if fid in out:
+            raise RegistryError(f"{label}: id {fid!r} is defined twice; keep one entry")
+        if spec.get("kind") not in KINDS:
+            raise RegistryError(f"{label}: kind must be one of {', '.join(KINDS)}")
+        if spec.get("by", "judge") not in MAKERS:
+            raise RegistryError(f"{label}: by must be one of {', '.join(MAKERS)}")
+        if not isinstance(spec.get("explanation"), str) or not spec["explanation"].strip():
+            raise RegistryError(f"{label}: needs an explanation (a sentence a user reads)")
+        flags = spec.get("flags", [])
+        bad = [f for f in flags if f not in FLAGS] if isinstance(flags, list) else ["(not a list)"]
+        if bad:
+            raise RegistryError(f"{label}: unknown flag(s) {bad}; known: {', '.join(FLAGS)}")
+        out[fid] = Family(fid, spec["kind"], spec["explanation"].strip(), str(spec.get("action", "")).strip(),
+                          frozenset(flags), spec.get("by", "judge"))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def code_families() -> dict[str, Family]:
+    """The families the code makes (``families.toml``), by id."""
+    return _parse(resources.files("eagle3tui.logs").joinpath(_FILE).read_text(encoding="utf-8"), _path())
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict[str, Family]:
+    """Every shipped verdict id: the code's families and the shipped rule packs' rules.
+
+    A pack rule with the id of a code family is that family (its flags add to the
+    family's); a pack rule of its own id is a family of kind ``rule.kind``.
+    """
+    from eagle3tui.logs.rules import load_shipped_rules  # the packs import nothing of this module's users
+
+    out = dict(code_families())
+    for r in load_shipped_rules():
+        fam = out.get(r.id)
+        if fam is None:
+            out[r.id] = Family(r.id, r.kind, r.explanation, r.action, frozenset(r.flags), "rule")
+        elif r.flags:
+            out[r.id] = Family(fam.id, fam.kind, fam.explanation, fam.action, fam.flags | frozenset(r.flags), fam.by)
+    return out
+
+
+def family(fid: str) -> Family:
+    """The code family ``fid``; KeyError naming the registry if it is not one."""
+    try:
+        return code_families()[fid]
+    except KeyError:
+        raise KeyError(f"{fid!r} is not a verdict family in {_path()}{did_you_mean(fid, code_families())}") from None
+
+
+def family_id(fid: str) -> str:
+    """``fid``, checked: a module names the ids it makes through this, once, at import."""
+    return family(fid).id
+
+
+def explain(fid: str) -> tuple[str, str]:
+    """(explanation, action) of the code family ``fid``."""
+    f = family(fid)
+    return f.explanation, f.action
+
+
+def with_flag(flag: str) -> frozenset[str]:
+    """Ids of every shipped family (code or pack) that carries ``flag``."""
+    if flag not in FLAGS:
+        raise KeyError(f"unknown flag {flag!r}; known: {', '.join(FLAGS)}")
+    return frozenset(f.id for f in registry().values() if flag in f.flags)
+
+
+def one_with(flag: str) -> str:
+    """The single family that carries ``flag`` (a role only one family plays)."""
+    ids = sorted(with_flag(flag))
+    if len(ids) != 1:
+        raise RegistryError(f"flag {flag!r} must be on exactly one family, found {ids}")
+    return ids[0]
+
+
+def verdict_ids() -> frozenset[str]:
+    """Every id a run can report with the shipped rules (a user's rules add theirs)."""
+    return frozenset(registry())
+
+
+def did_you_mean(word: str, known: object) -> str:
+    """``" (did you mean 'x'?)"`` for the closest known ids, or ``""``."""
+    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)  # type: ignore[call-overload]
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
