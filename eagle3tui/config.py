@@ -544,7 +544,7 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
             continue
         for reason in s.retry.on:
             if not _RETRY_REASON_RE.match(reason) and reason not in known:
-                b.err(f"retry.on: {reason!r} is neither a verdict id nor exit:N / signal:N / any"
+                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any"
                       f"{did_you_mean(reason, known)}",
                       f"stage[{s.name}].retry.on", b.loc.key_line("stage", "retry", index.get(s.name, 0)),
                       "use a verdict id such as nccl, oom, error-then-ended, or exit:137 / signal:9 / any "

@@ -41,7 +41,7 @@ FLAGS = {
     "once-per-attempt": "alerted once per attempt however many lines match",
     "consequence": "in a distributed job, the echo of another rank's failure",
 }
-_KEYS = {"id", "kind", "by", "explanation", "action", "flags"}
+_KEYS = {"id", "kind", "by", "explanation", "action", "flags", "examples", "not_examples"}
 _FILE = "families.toml"
 
 
@@ -55,6 +55,8 @@ class Family:
     action: str = ""
     flags: frozenset[str] = frozenset()
     by: str = "judge"  # which part makes it: judge, monitor, stall, or "rule" (a pack rule)
+    examples: tuple["Example", ...] = ()  # lines that must get this verdict end to end
+    not_examples: tuple["Example", ...] = ()  # look-alikes that must not
 
 
 class RegistryError(ValueError):
@@ -88,8 +90,13 @@ def _parse(text: str, where: str) -> dict[str, Family]:
         bad = [f for f in flags if f not in FLAGS] if isinstance(flags, list) else ["(not a list)"]
         if bad:
             raise RegistryError(f"{label}: unknown flag(s) {bad}; known: {', '.join(FLAGS)}")
+        try:
+            examples = tuple(parse_example(x, label) for x in spec.get("examples", []))
+            not_examples = tuple(parse_example(x, label) for x in spec.get("not_examples", []))
+        except ValueError as e:
+            raise RegistryError(str(e)) from None
         out[fid] = Family(fid, spec["kind"], spec["explanation"].strip(), str(spec.get("action", "")).strip(),
-                          frozenset(flags), spec.get("by", "judge"))
+                          frozenset(flags), spec.get("by", "judge"), examples, not_examples)
     return out
 
 
@@ -163,3 +170,55 @@ def did_you_mean(word: str, known: object) -> str:
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
+# -- evidence: the lines a family or a rule must judge ----------------------------------
+ORDINARY = "ordinary"  # an example's kind when the line must be no event at all
+_EXAMPLE_KEYS = {"line", "kind", "verdict", "stage_kind", "before", "after", "why", "source"}
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A line and the verdict it must get end to end (through the classifier a run uses).
+
+    ``kind``/``verdict`` None: the owner's own (the rule's kind and id, the family's).
+    ``kind`` :data:`ORDINARY`: the line must be no fatal, warning, benign or progress event.
+    ``before``/``after``: the lines around it in the log (what the process did next).
+    ``why``: when the verdict is not the owner's, the reason the code gives it.
+    """
+
+    line: str
+    kind: str | None = None
+    verdict: str | None = None
+    stage_kind: str = "task"
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    why: str = ""
+    source: str = ""
+
+
+def parse_example(raw: object, where: str) -> Example:
+    """An ``examples``/``not_examples`` entry: a line, or a table (see :class:`Example`).
+
+    ValueError naming ``where`` and the fix when it is neither.
+    """
+    if isinstance(raw, str):
+        return Example(raw)
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: an example is a string or a table {{ line = \"...\", kind = \"...\" }}")
+    unknown = set(raw) - _EXAMPLE_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)} in an example; allowed: {sorted(_EXAMPLE_KEYS)}")
+    if not isinstance(raw.get("line"), str):
+        raise ValueError(f"{where}: an example table needs line = \"...\"")
+    kind = raw.get("kind")
+    if kind is not None and kind not in (*KINDS, ORDINARY):
+        raise ValueError(f"{where}: example kind {kind!r} is not one of {', '.join((*KINDS, ORDINARY))}")
+    if raw.get("stage_kind", "task") not in ("task", "service"):
+        raise ValueError(f"{where}: example stage_kind must be task or service")
+    for k in ("before", "after"):
+        v = raw.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"{where}: example {k} must be a list of lines")
+    return Example(raw["line"], kind, raw.get("verdict"), raw.get("stage_kind", "task"), tuple(raw.get("before", [])),
+                   tuple(raw.get("after", [])), str(raw.get("why", "")), str(raw.get("source", "")))
