@@ -995,7 +995,9 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
     if len(head) > 200:
         head = head[:197] + "..."
     root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
-    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
+    who = f"{cause['who']}: " if cause.get("who") else ""  # the rank it came from (logs.ranks)
+    folded = f"; {cause['consequences']}" if cause.get("consequences") else ""
+    return f"failed: {who}{head} (line {cause.get('line')}, {cause.get('rule')}){root}{folded}; {how}{hint}"
 
 
 _STORAGE_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)

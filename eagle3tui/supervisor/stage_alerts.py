@@ -23,6 +23,7 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.records import RunRecord
 
@@ -141,6 +142,17 @@ def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | Non
     if tb.startswith("Signal"):
         out += f" ({tb})"
     return out[:300]
+
+
+def _is_consequence(rule: str | None, text: str) -> bool:
+    """Whether a fatal event is, in a distributed job, another process's failure echoed."""
+    return rule in CONSEQUENCE_RULES and not launcher_failed_line(text)
+
+
+def _worker_rank(worker: Any) -> int | None:
+    """The rank a worker prefix names ("rank3"), or None."""
+    m = re.match(r"^rank(\d{1,6})$", str(worker or ""), re.I)
+    return int(m.group(1)) if m else None
 
 
 @functools.lru_cache(maxsize=16)
@@ -384,9 +396,13 @@ class StageWatch:
         if fatal_at:
             # The batch's earliest line pages (a traceback judged at the exit
             # comes out after the line that followed it, but it came first).
-            first = None if already_failing and self._paged else min(fatal_at, key=lambda x: x[1])
+            # A consequence (a launcher's SIGTERM to a sibling, another rank's collective
+            # timeout, torchrun's report) pages only when nothing in the batch says what failed.
+            first = (None if already_failing and self._paged else
+                     min(fatal_at, key=lambda x: (_is_consequence(*x[2]), x[1])))
             if first is not None:
                 self._paged = first[2]
+                out[first[0]] = self._lead_with_rank(out[first[0]])
             of_line = first[1] if first else int((self.fatal or {}).get("line") or 0)
             for i, line, sig in fatal_at:
                 if (i, line, sig) != first and sig != self._paged:
@@ -401,6 +417,23 @@ class StageWatch:
             waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
             self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
+
+    def _lead_with_rank(self, alert: AlertTuple) -> AlertTuple:
+        """The paging fatal alert of a distributed job, led by the rank that failed (logs.ranks)."""
+        inc = self.incident()
+        if inc is None:
+            return alert
+        level, kind, message, details = alert
+        rule, text = str(details.get("rule") or ""), str(details.get("text") or "")
+        if _is_consequence(rule, text) or launcher_failed_line(text) or details.get("line") == inc.cause.line:
+            message = f"{inc.cause.headline()}. {message}"
+        else:
+            rank = _worker_rank(details.get("worker"))
+            who = f"rank {rank}" if rank is not None else inc.cause.who()
+            message = f"{who}: {message}"
+        summary = inc.summary()
+        return (level, kind, f"{message} ({summary})" if summary else message,
+                dict(details, incident=inc.as_dict()))
 
     @staticmethod
     def _as_echo(alert: AlertTuple, of_line: int) -> AlertTuple:
@@ -526,6 +559,8 @@ class StageWatch:
                 return ended
         if earliest is not None or self.first_fatal is not None:
             cause = dict(earliest if earliest is not None else self.first_fatal or {})
+            if self._fold_incident(cause):
+                return cause
             if cause.get("rule") == LAUNCHER_REPORT_RULE:
                 rank = launcher_root_cause(self.monitor.path)
                 if rank:
@@ -539,6 +574,54 @@ class StageWatch:
             return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
                     "explanation": e.explanation}
         return None
+
+    def incident(self, lead: dict[str, Any] | None = None) -> Incident | None:
+        """The failure of a distributed job this attempt's fatal events make (logs.ranks), if any.
+
+        ``lead``: the event the failure message leads with (see :func:`find_incident`).
+        """
+        if not self._fatals:
+            return None
+        first = min(int(f.get("line") or 0) for f in self._fatals)
+        lines = log_tail_lines(self.monitor.path, self.monitor.line_no, max(1, first))
+        return find_incident(self._fatals, lines, lead)
+
+    def _fold_incident(self, cause: dict[str, Any]) -> bool:
+        """A distributed job's failure: lead with the rank that failed first, fold the rest under it.
+
+        The cause found so far is the earliest fatal event. When it is the failing rank's
+        own words (its OOM, its exception), it stays, and the rank it came from leads the
+        message; when it is a consequence (the launcher's SIGTERM to a sibling, a collective
+        that timed out on another rank, torchrun's report), the incident's cause replaces it.
+        Either way the consequences are counted under it. True when an incident was found.
+        """
+        lead = dict(cause, worker=cause.get("worker") or self._worker_at(int(cause.get("line") or 0)))
+        inc = self.incident(lead)
+        if inc is None:
+            return False
+        own = (cause.get("rule") not in CONSEQUENCE_RULES and not launcher_failed_line(str(cause.get("text") or ""))
+               and not inc.cause.unseen)
+        if own:
+            rank = _worker_rank(lead.get("worker"))
+            if rank is not None:
+                cause["who"] = f"rank {rank}"
+            elif inc.cause.rank is not None or inc.cause.local_rank is not None:
+                cause["who"] = f"{inc.cause.who()} ({inc.cause.how()})"
+        else:
+            c = inc.cause
+            cause.update(line=c.line, end_line=c.line, text=c.headline(),
+                         rule=c.rule or cause.get("rule"),
+                         explanation="The first process of the distributed job that failed; the other failures "
+                                     "in the log follow from it.")
+        cause.pop("root_cause", None)
+        summary = inc.summary()
+        if summary:
+            cause["consequences"] = summary
+        cause["incident"] = inc.as_dict()
+        return True
+
+    def _worker_at(self, line: int) -> str | None:
+        return next((f.get("worker") for f in self._fatals if int(f.get("line") or 0) == line), None)
 
     def _died_of_request_error(self, tail: list[LogEvent]) -> dict[str, Any] | None:
         """A service's "one request failed" traceback that is the last thing it wrote before failing.
