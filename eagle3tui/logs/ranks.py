@@ -333,7 +333,7 @@ def _consequences(evs: Sequence[Mapping[str, Any]], cause: RankFailure, own: Map
     own_line = int(own.get("line") or 0) if own is not None else None
     for f in evs:
         line = int(f.get("line") or 0)
-        if line == own_line or line == cause.line and not launcher_lines and not include_cause:
+        if line == own_line or line == cause.line and not include_cause:
             continue
         text = str(f.get("text") or "")
         rule = str(f.get("rule") or "")
