@@ -996,7 +996,7 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
         head = head[:197] + "..."
     root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
     who = f"{cause['who']}: " if cause.get("who") else ""  # the rank it came from (logs.ranks)
-    folded = f"; {cause['consequences']}" if cause.get("consequences") else ""
+    folded = "".join(f"; {cause[k]}" for k in ("consequences", "earlier") if cause.get(k))
     return f"failed: {who}{head} (line {cause.get('line')}, {cause.get('rule')}){root}{folded}; {how}{hint}"
 
 

@@ -207,6 +207,8 @@ class StageWatch:
         # they came out (a traceback is judged only once the process ends, so
         # that is not always the order of their lines).
         self._fatals: list[dict[str, Any]] = []
+        # The fatal events the attempt went on after (progress followed them), in order.
+        self._survived: list[dict[str, Any]] = []
         # (rule, text) of the fatal alert that paged for the current failure:
         # its exact repeats stay as they are (the hub counts repeats).
         self._paged: tuple[str | None, str] | None = None
@@ -296,6 +298,7 @@ class StageWatch:
             # It made progress after the error (a bar drawn again at zero is none):
             # not failing (any more).
             self.fatal = None
+            self._survived.extend(self._fatals)  # counted, and led with if the same failure ends it
             self._fatals.clear()  # nor do those errors explain a later failure
             self._paged = None
         stall_events = self.monitor.check(now, self.gpu_witness)
@@ -559,6 +562,7 @@ class StageWatch:
                 return ended
         if earliest is not None or self.first_fatal is not None:
             cause = dict(earliest if earliest is not None else self.first_fatal or {})
+            self._count_the_rest(cause)
             if self._fold_incident(cause):
                 return cause
             if cause.get("rule") == LAUNCHER_REPORT_RULE:
@@ -574,6 +578,35 @@ class StageWatch:
             return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
                     "explanation": e.explanation}
         return None
+
+    def _count_the_rest(self, cause: dict[str, Any]) -> None:
+        """Several failures in one attempt: lead with the first of the one that ended it, count the others.
+
+        A sweep whose trials die one after another of the same OOM, with progress between
+        them, ends on the last; the page leads with the first time that failure happened
+        (the attempt's first fatal event of that family) and counts the repeats. Earlier
+        fatal events of other families, which the job went on after, and fatal events after
+        the cause that no incident folds, are counted under it.
+        """
+        same = [f for f in self._survived if f.get("rule") == cause.get("rule")]
+        notes: list[str] = []
+        if same:
+            lines = [int(f.get("line") or 0) for f in same] + [int(cause.get("line") or 0)]
+            first = same[0]
+            cause.update({k: first.get(k) for k in ("line", "end_line", "text", "explanation")})
+            shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
+            notes.append(f"the same failure {len(lines)} times in this attempt (lines {shown}); "
+                         "it went on after all but the last")
+        others = [f for f in self._survived if f.get("rule") != cause.get("rule")]
+        if others:
+            notes.append(f"{len(others)} earlier fatal event{'s' if len(others) != 1 else ''} it went on after "
+                         f"(first: line {others[0].get('line')}, {others[0].get('rule')})")
+        end = int(cause.get("end_line") or cause.get("line") or 0)
+        later = [f for f in self._fatals if int(f.get("line") or 0) > end + CAUSE_GAP_LINES + 1]
+        if later:
+            cause["_later"] = later
+        if notes:
+            cause["earlier"] = "; ".join(notes)
 
     def incident(self, lead: dict[str, Any] | None = None) -> Incident | None:
         """The failure of a distributed job this attempt's fatal events make (logs.ranks), if any.
@@ -596,8 +629,13 @@ class StageWatch:
         Either way the consequences are counted under it. True when an incident was found.
         """
         lead = dict(cause, worker=cause.get("worker") or self._worker_at(int(cause.get("line") or 0)))
+        later = cause.pop("_later", [])
         inc = self.incident(lead)
         if inc is None:
+            if later:
+                n = len(later)
+                cause["consequences"] = (f"{n} more fatal event{'s' if n != 1 else ''} after it (first: line "
+                                         f"{later[0].get('line')}, {later[0].get('rule')})")
             return False
         own = (cause.get("rule") not in CONSEQUENCE_RULES and not launcher_failed_line(str(cause.get("text") or ""))
                and not inc.cause.unseen)
