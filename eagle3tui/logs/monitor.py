@@ -47,7 +47,7 @@ from eagle3tui.logs.progress import (
 from eagle3tui.logs.repeats import RepeatFilter
 from eagle3tui.logs.speaker import named_pids, part_ending, speaker
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
-from eagle3tui.logs.stall import GpuWitness, StallDetector
+from eagle3tui.logs.stall import GpuWitness, StallDetector, serving_idle
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
@@ -478,6 +478,8 @@ class StageLogMonitor:
         # queued_reqs, kv_usage (0..1); each key kept until a newer value.
         self.figures: dict[str, float] = {}
         self.figures_line: int | None = None
+        # When the service was seen ready (mark_ready): a ready server with nothing to do is no stall.
+        self.ready_at: float | None = None
         self.last_output_at: float | None = None
         self.counts: Counter[str] = Counter()
         self.finished = False
@@ -537,6 +539,11 @@ class StageLogMonitor:
     def line_no(self) -> int:
         """Complete lines read so far."""
         return self.follower.line_no
+
+    def mark_ready(self, now: float) -> None:
+        """The service is ready (its readiness probe answered, or its log pattern appeared)."""
+        if self.ready_at is None:
+            self.ready_at = now
 
     @property
     def last_news_at(self) -> float | None:
@@ -600,7 +607,8 @@ class StageLogMonitor:
         reps: list[tuple[str, int]] = []
         if self.stall.last_activity is not None and now - self.stall.last_activity > self.stall.threshold(tpi):
             reps = [(_message_of(r.line), r.count) for r in self.repeats.repeated()]
-        verdict = self.stall.check(now, tpi, gpu, last, reps)
+        idle = self.stage_kind == "service" and serving_idle(self.ready_at, self.last_news_at, self.figures)
+        verdict = self.stall.check(now, tpi, gpu, last, reps, idle=idle)
         if verdict is None:
             return []
         msg = verdict.message

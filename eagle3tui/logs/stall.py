@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from eagle3tui.logs import families
 from eagle3tui.textsafe import printable
 from eagle3tui.witness import GpuWitness
 
-__all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
+__all__ = ["GpuWitness", "StallDetector", "StallVerdict", "serving_idle"]
 
 # The verdicts this module makes, checked against the registry (families.toml).
 STALLED = families.family_id("stalled")
@@ -66,13 +66,16 @@ class StallDetector:
         gpu: GpuWitness | None = None,
         last_progress: str | None = None,
         repeated: Sequence[tuple[str, int]] = (),
+        idle: bool = False,
     ) -> StallVerdict | None:
         """A verdict the first time the quiet period passes the threshold.
 
         ``repeated``: the lines the process printed again and again meanwhile
         (untrusted log text) with their counts; the message names them.
+        ``idle``: the process is a server that is ready and has nothing to do
+        (see :func:`serving_idle`): its silence is no stall.
         """
-        if self.last_activity is None or self._reported in (STALLED, HANG_SUSPECTED):
+        if self.last_activity is None or self._reported in (STALLED, HANG_SUSPECTED) or idle:
             return None
         quiet = now - self.last_activity
         limit = self.threshold(time_per_item)
@@ -108,6 +111,23 @@ class StallDetector:
             f"Hang suspected: {head}; GPU memory and utilisation are flat too.",
             reps,
         )
+
+
+def serving_idle(ready_at: float | None, last_news_at: float | None, figures: Mapping[str, float]) -> bool:
+    """Whether a server is ready and idle: quiet because no request came, not stuck.
+
+    ``ready_at``: when it was seen ready (its readiness probe or log pattern), None if not
+    yet. Idle when it said nothing new since it became ready (vLLM V1 and llama.cpp print
+    nothing between requests), or when its last live figures say no request runs or waits
+    (vLLM V0 repeats "Running: 0 reqs, ... Pending: 0 reqs" while idle). A server that is
+    not ready yet, or whose last figures show requests running, stalls as any process.
+    """
+    if ready_at is None:
+        return False
+    if last_news_at is None or last_news_at <= ready_at:
+        return True
+    running = figures.get("running_reqs")
+    return running is not None and running == 0 and figures.get("queued_reqs", 0) == 0
 
 
 _QUOTE_MAX = 100

@@ -572,6 +572,8 @@ class Driver:
         if ready:
             rec.extra["ready_at"] = now
             self.store.save(rec)
+            if (w := self.watches.get(stage.name)) is not None:
+                w.mark_ready(now)  # a ready server that is idle is not stalled
             waited = now - (rec.started_at or rec.launched_at)
             self._alert("info", "service-ready", f"ready after {waited:.0f}s", rec, waited_s=waited)
         elif not rec.extra.get("ready_timeout_alerted") and \

@@ -194,6 +194,9 @@ class StageWatch:
             # A service that fails one request and keeps serving has a warning, not a fatal.
             stage_kind=stage.kind)
         self._stalled_at: float | None = None
+        # A driver that reattaches to a service already ready (a probe or a log pattern said
+        # so): the log it catches up on was written before, so it is ready as of that catch-up.
+        self._ready_on_catch_up = stage.ready is not None and bool(rec.extra.get("ready_at"))
         self.benign_seen: set[str] = set()
         self.rules_seen: set[str] = set()
         self._once_seen: set[str] = set()
@@ -294,6 +297,9 @@ class StageWatch:
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
         out = self._to_alerts(events)
+        if self._ready_on_catch_up:
+            self._ready_on_catch_up = False
+            self.mark_ready(now)
         if self.fatal is not None and self.monitor.worked_line > int(self.fatal.get("line") or 0):
             # It made progress after the error (a bar drawn again at zero is none):
             # not failing (any more).
@@ -806,3 +812,7 @@ class StageWatch:
                 self._ready_hit = True
                 return True
         return False
+
+    def mark_ready(self, now: float) -> None:
+        """The service is ready: from now its silence is idleness, not a stall, until news comes."""
+        self.monitor.mark_ready(now)
