@@ -534,7 +534,8 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
     rule) plus the user's ``[[rule]]`` ids.
     """
     try:
-        from eagle3tui.logs.families import did_you_mean, verdict_ids
+        from eagle3tui.logs.catalog import verdict_ids
+        from eagle3tui.logs.families import did_you_mean
         known = set(verdict_ids())
     except (ImportError, ValueError, ConfigError):
         return

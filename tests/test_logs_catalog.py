@@ -14,10 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.logs import families, judge, monitor
+from eagle3tui.logs import catalog, families, judge, monitor
 from eagle3tui.logs.families import ORDINARY, Example
 from eagle3tui.logs.offline import classify_log
-from eagle3tui.logs.rules import STRUCTURAL_KEYWORDS, RuleSet, check_shipped_rules, load_shipped_rules
+from eagle3tui.logs.rules import (
+    STRUCTURAL_KEYWORDS,
+    RuleSet,
+    check_shipped_rules,
+    load_shipped_rules,
+)
 
 RULES = check_shipped_rules()
 CODE = families.code_families()
@@ -99,7 +104,7 @@ def test_an_example_with_another_verdict_than_its_owner_says_why() -> None:
 
 
 def test_an_example_verdict_names_a_family() -> None:
-    known = families.verdict_ids()
+    known = catalog.verdict_ids()
     named = {ex.verdict for r in RULES for ex in (*r.examples, *r.not_examples) if ex.verdict}
     named |= {ex.verdict for f in CODE.values() for ex in (*f.examples, *f.not_examples) if ex.verdict}
     assert named - known == set()

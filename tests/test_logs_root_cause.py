@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from eagle3tui.config import load_config
-from eagle3tui.logs.ranks import Incident, RankFailure, find_incident, parse_report, signal_name
+from eagle3tui.logs.ranks import (
+    Incident,
+    RankFailure,
+    find_incident,
+    parse_report,
+    signal_name,
+)
 from eagle3tui.supervisor.driver import failure_message
 from eagle3tui.supervisor.records import RunRecord
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for

@@ -5,7 +5,9 @@ its explanations from it, the monitor and the stall detector take the ids they m
 from it, the supervisor's id sets (deaths, once-per-attempt reports, stalls) are its
 flags, and ``eagle3tui check`` validates ``retry.on`` against it. The shipped rule
 packs add their own ids (a pack rule's ``flags`` key is read the same way), so the
-set of ids a run can report is this file plus the packs plus the user's own rules.
+set of ids a run can report is this file plus the packs plus the user's own rules
+(:mod:`catalog` joins them; this module reads only its own file, so that the rule
+packs can use its evidence format).
 
 An id that the code names but the registry does not is an error when the module
 that names it is imported (:func:`family_id`), so a typo cannot reach a user.
@@ -55,8 +57,8 @@ class Family:
     action: str = ""
     flags: frozenset[str] = frozenset()
     by: str = "judge"  # which part makes it: judge, monitor, stall, or "rule" (a pack rule)
-    examples: tuple["Example", ...] = ()  # lines that must get this verdict end to end
-    not_examples: tuple["Example", ...] = ()  # look-alikes that must not
+    examples: tuple[Example, ...] = ()  # lines that must get this verdict end to end
+    not_examples: tuple[Example, ...] = ()  # look-alikes that must not
 
 
 class RegistryError(ValueError):
@@ -106,25 +108,6 @@ def code_families() -> dict[str, Family]:
     return _parse(resources.files("eagle3tui.logs").joinpath(_FILE).read_text(encoding="utf-8"), _path())
 
 
-@functools.lru_cache(maxsize=1)
-def registry() -> dict[str, Family]:
-    """Every shipped verdict id: the code's families and the shipped rule packs' rules.
-
-    A pack rule with the id of a code family is that family (its flags add to the
-    family's); a pack rule of its own id is a family of kind ``rule.kind``.
-    """
-    from eagle3tui.logs.rules import load_shipped_rules  # the packs import nothing of this module's users
-
-    out = dict(code_families())
-    for r in load_shipped_rules():
-        fam = out.get(r.id)
-        if fam is None:
-            out[r.id] = Family(r.id, r.kind, r.explanation, r.action, frozenset(r.flags), "rule")
-        elif r.flags:
-            out[r.id] = Family(fam.id, fam.kind, fam.explanation, fam.action, fam.flags | frozenset(r.flags), fam.by)
-    return out
-
-
 def family(fid: str) -> Family:
     """The code family ``fid``; KeyError naming the registry if it is not one."""
     try:
@@ -142,26 +125,6 @@ def explain(fid: str) -> tuple[str, str]:
     """(explanation, action) of the code family ``fid``."""
     f = family(fid)
     return f.explanation, f.action
-
-
-def with_flag(flag: str) -> frozenset[str]:
-    """Ids of every shipped family (code or pack) that carries ``flag``."""
-    if flag not in FLAGS:
-        raise KeyError(f"unknown flag {flag!r}; known: {', '.join(FLAGS)}")
-    return frozenset(f.id for f in registry().values() if flag in f.flags)
-
-
-def one_with(flag: str) -> str:
-    """The single family that carries ``flag`` (a role only one family plays)."""
-    ids = sorted(with_flag(flag))
-    if len(ids) != 1:
-        raise RegistryError(f"flag {flag!r} must be on exactly one family, found {ids}")
-    return ids[0]
-
-
-def verdict_ids() -> frozenset[str]:
-    """Every id a run can report with the shipped rules (a user's rules add theirs)."""
-    return frozenset(registry())
 
 
 def did_you_mean(word: str, known: object) -> str:
@@ -205,20 +168,20 @@ def parse_example(raw: object, where: str) -> Example:
     if isinstance(raw, str):
         return Example(raw)
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: an example is a string or a table {{ line = \"...\", kind = \"...\" }}")
+        raise RegistryError(f"{where}: an example is a string or a table {{ line = \"...\", kind = \"...\" }}")
     unknown = set(raw) - _EXAMPLE_KEYS
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)} in an example; allowed: {sorted(_EXAMPLE_KEYS)}")
+        raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)} in an example; allowed: {sorted(_EXAMPLE_KEYS)}")
     if not isinstance(raw.get("line"), str):
-        raise ValueError(f"{where}: an example table needs line = \"...\"")
+        raise RegistryError(f"{where}: an example table needs line = \"...\"")
     kind = raw.get("kind")
     if kind is not None and kind not in (*KINDS, ORDINARY):
-        raise ValueError(f"{where}: example kind {kind!r} is not one of {', '.join((*KINDS, ORDINARY))}")
+        raise RegistryError(f"{where}: example kind {kind!r} is not one of {', '.join((*KINDS, ORDINARY))}")
     if raw.get("stage_kind", "task") not in ("task", "service"):
-        raise ValueError(f"{where}: example stage_kind must be task or service")
+        raise RegistryError(f"{where}: example stage_kind must be task or service")
     for k in ("before", "after"):
         v = raw.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise ValueError(f"{where}: example {k} must be a list of lines")
+            raise RegistryError(f"{where}: example {k} must be a list of lines")
     return Example(raw["line"], kind, raw.get("verdict"), raw.get("stage_kind", "task"), tuple(raw.get("before", [])),
                    tuple(raw.get("after", [])), str(raw.get("why", "")), str(raw.get("source", "")))

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
-from eagle3tui.logs import endings, families, notice_grammar, self_account
+from eagle3tui.logs import catalog, endings, families, notice_grammar, self_account
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -426,7 +426,7 @@ def gate_bits(text: str) -> int:
     return bits
 
 
-_CATCH_ALL = families.with_flag("catch-all")  # "level-header" is dropped before use
+_CATCH_ALL = catalog.with_flag("catch-all")  # "level-header" is dropped before use
 # A training loop's counter record: a step/iteration/epoch counter and two more numeric
 # fields ("step=12 optimizer_step_total=12 lr=9.734e-05 loss=6.0625").
 _COUNTER_RECORD = re.compile(
@@ -443,8 +443,8 @@ _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid trit
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
 # Families that report a death, whatever level they are logged at; families that break
 # the process or the device for every later request (flags in the registry).
-_DEATH_FAMILIES = families.with_flag("death")
-_ENGINE_FAMILIES = families.with_flag("engine")
+_DEATH_FAMILIES = catalog.with_flag("death")
+_ENGINE_FAMILIES = catalog.with_flag("engine")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi, tail_lines
-from eagle3tui.logs import endings, families
+from eagle3tui.logs import catalog, endings, families
 from eagle3tui.logs.frames import continues_run, is_jvm_frame, starts_run
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
@@ -161,15 +161,15 @@ _TRACEBACK = families.family_id("traceback")
 _TRACEBACK_HANDLED = families.family_id("traceback-handled")
 _TRACEBACK_LOGGED = families.family_id("traceback-logged")
 # Verdicts whose event needs more than counting and listing (_verdict_event).
-_SPECIAL_RULES = families.with_flag("own-event")
+_SPECIAL_RULES = catalog.with_flag("own-event")
 # A request's own outcome (it failed, or the client went away): one request, not the server.
-_REQUEST_OUTCOMES = families.with_flag("request-failure")
+_REQUEST_OUTCOMES = catalog.with_flag("request-failure")
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 # After a line saying a stop was asked of the process (endings.stop_requested), the endings it
 # reports in this many lines are that stop. Crashes, OOM, CUDA errors and tracebacks keep
 # their verdict: only the rules that say "it ended" or "it exited" are the stop's.
 _STOP_LINES = 30
-_STOP_ENDINGS = families.with_flag("stop-ending")
+_STOP_ENDINGS = catalog.with_flag("stop-ending")
 # Raw lines of another stream that may come between two lines of a logged traceback (a
 # process's "Process EngineCore:" written to stderr while its logger writes the traceback
 # record line by line): more than this in a row and the traceback has ended.
@@ -179,13 +179,13 @@ _TB_MAX_FOREIGN = 3
 _TB_MAX_BODY = 400
 # A time of day near a line's start ("(raylet) [2025-02-25 19:42:36,213 E ..."): a log record.
 _STAMPED = re.compile(r"[^\n:]{0,40}\b\d\d:\d\d:\d\d")  # run by match on the first 64 characters
-_GENERIC_RULES = families.with_flag("catch-all")  # catch-alls say nothing specific
+_GENERIC_RULES = catalog.with_flag("catch-all")  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
 # Verdicts held to see what comes next: an error-looking line that names no
 # family. The process carrying on makes it harmless; the process ending makes
 # it the error that ended it.
-_HELD_RULES = families.with_flag("held")
+_HELD_RULES = catalog.with_flag("held")
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle3tui.logs import families
+from eagle3tui.logs import catalog
 
 ROOT_CAUSE = "Root Cause (first observed failure)"
 # torchrun's line for the first child it saw fail: "failed (exitcode: -9) local_rank: 0 (pid: 10398) of binary: ...".
@@ -37,17 +37,17 @@ _ENTRY = re.compile(r"^\[(\d{1,5})\]:\s*$")
 _SIBLING_STOPPED = re.compile(r"\bSending process (\d{1,9}) closing signal (SIG[A-Z]{2,7})"
                               r"|\bClosing process (\d{1,9}) via signal (SIG[A-Z]{2,7})")
 # An OOM, and the size it tried to allocate (the caching allocator's own words).
-_OOM = re.compile(r"\b(CUDA |HIP |XPU )?out of memory\b", re.I)
+_OOM = re.compile(r"\b(CUDA |HIP |XPU )?out of memory\b", re.IGNORECASE)
 _OOM_SIZE = re.compile(r"\bTried to allocate (\d[\d.]{0,12} ?[KMGTP]?i?B)")
 # The rank a worker prefix names ("[rank15]: ", torch's own; split off by logs.workers).
-_WORKER_RANK = re.compile(r"^rank(\d{1,6})$", re.I)
+_WORKER_RANK = re.compile(r"^rank(\d{1,6})$", re.IGNORECASE)
 # A collective that timed out, in ProcessGroupNCCL's and gloo's words.
-_TIMEOUT = re.compile(r"\bWatchdog caught collective operation timeout\b|\btimed out\b|\btimeout\b", re.I)
+_TIMEOUT = re.compile(r"\bWatchdog caught collective operation timeout\b|\btimed out\b|\btimeout\b", re.IGNORECASE)
 _BOX_LINES = 80  # lines after the ChildFailedError line the box may take
 
-CONSEQUENCE_RULES = families.with_flag("consequence")
-_LAUNCHER_OWN = families.with_flag("launcher-report") | families.with_flag("launcher-kill")
-_REPORT_RULE = families.one_with("launcher-report")
+CONSEQUENCE_RULES = catalog.with_flag("consequence")
+_LAUNCHER_OWN = catalog.with_flag("launcher-report") | catalog.with_flag("launcher-kill")
+_REPORT_RULE = catalog.one_with("launcher-report")
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,7 @@ def _consequences(evs: Sequence[Mapping[str, Any]], cause: RankFailure, own: Map
         rule = str(f.get("rule") or "")
         if m := _SIBLING_STOPPED.search(text):
             out.append(Consequence(line, "sibling-stopped", f"pid {m.group(1) or m.group(3)} sent {m.group(2) or m.group(4)}"))
-        elif line in launcher_lines or rule in families.with_flag("launcher-report") or _FAILED_LINE.search(text):
+        elif line in launcher_lines or rule in catalog.with_flag("launcher-report") or _FAILED_LINE.search(text):
             out.append(Consequence(line, "launcher-report", _own_words(text)))
         elif rule in CONSEQUENCE_RULES and rule not in _LAUNCHER_OWN:
             # ProcessGroupNCCL's and gloo's lines on the other ranks: a collective that

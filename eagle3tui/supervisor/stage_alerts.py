@@ -18,7 +18,7 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
-from eagle3tui.logs import families
+from eagle3tui.logs import catalog, families
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
@@ -37,15 +37,15 @@ _ETA_DRIFT = families.family_id("eta-drift")
 _QUIET_BUT_WORKING = families.family_id("quiet-but-working")
 
 # The id sets below are the registry's flags (eagle3tui/logs/families.toml and the packs).
-STALL_RULES = families.with_flag("stall")
+STALL_RULES = catalog.with_flag("stall")
 # A launcher's failure report (torchrun's ChildFailedError box): its first line
 # is the alert; the rank lines within this many lines after it are part of it.
-LAUNCHER_REPORT_RULE = families.one_with("launcher-report")
+LAUNCHER_REPORT_RULE = catalog.one_with("launcher-report")
 LAUNCHER_REPORT_LINES = 40
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 # Fatal rules whose report spans several matching lines: alerted once per attempt.
-ONCE_PER_ATTEMPT = families.with_flag("once-per-attempt")
+ONCE_PER_ATTEMPT = catalog.with_flag("once-per-attempt")
 # Fatal events this close (lines between them) are one error written in
 # parts: a logged message and the traceback under it, an exception and the
 # subprocess traceback quoted in its message. The cause is all of them.
@@ -53,10 +53,10 @@ CAUSE_GAP_LINES = 2
 # A launcher's kill lines are its reaction to something else (a rank that
 # failed, a signal it received itself); when nothing fatal follows them, the
 # launcher's own next line says which.
-LAUNCHER_KILL_RULE = families.one_with("launcher-kill")
+LAUNCHER_KILL_RULE = catalog.one_with("launcher-kill")
 # A service's traceback judged one request's failure (its frames are a request
 # handler's): the server lived on after it, unless it exited right there.
-REQUEST_FAILURE_RULES = families.with_flag("request-failure")
+REQUEST_FAILURE_RULES = catalog.with_flag("request-failure")
 # The rule pack of the program that runs the job (Slurm's own lines in its output):
 # an ending it reports at the end of a log with nothing fatal explains the failure.
 RUNNER_RULE_SOURCE = "slurm"
