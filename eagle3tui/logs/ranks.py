@@ -46,6 +46,8 @@ _TIMEOUT = re.compile(r"\bWatchdog caught collective operation timeout\b|\btimed
 _BOX_LINES = 80  # lines after the ChildFailedError line the box may take
 
 CONSEQUENCE_RULES = catalog.with_flag("consequence")
+# Who failed, when only the others' collective timeouts are in the log.
+UNSEEN = "a collective timed out waiting for a rank that left no error in this log"
 _LAUNCHER_OWN = catalog.with_flag("launcher-report") | catalog.with_flag("launcher-kill")
 _REPORT_RULE = catalog.one_with("launcher-report")
 
@@ -67,7 +69,7 @@ class RankFailure:
     def who(self) -> str:
         """``rank 1 (local_rank 1)``, ``local_rank 0 (pid 10398)``, ``rank 15``."""
         if self.unseen:
-            return "a rank that left no error in this log"
+            return UNSEEN
         if self.rank is not None:
             out = f"rank {self.rank}"
             if self.local_rank is not None and self.local_rank != self.rank:
@@ -79,6 +81,8 @@ class RankFailure:
 
     def how(self) -> str:
         """What ended it: ``was killed by SIGKILL (exitcode -9)``, ``ran out of CUDA memory ...``."""
+        if self.unseen:
+            return ""
         if self.signal:
             return f"was killed by {self.signal}" + (f" (exitcode {self.exitcode})" if self.exitcode is not None else "")
         if self.what and _OOM.search(self.what):
@@ -92,7 +96,7 @@ class RankFailure:
 
     def headline(self) -> str:
         """One line: who, how, and its own words when they are not the OOM already told."""
-        out = f"{self.who()} {self.how()}"
+        out = f"{self.who()} {self.how()}".rstrip()
         if self.what and not (_OOM.search(self.what) and _OOM_SIZE.search(self.what)):
             out += f": {self.what}"
         elif self.signal == "SIGKILL" and not self.what:
@@ -283,7 +287,7 @@ def find_incident(fatals: Sequence[Mapping[str, Any]], lines: Mapping[int, str],
                 return None
             # Only consequences: ranks whose collectives timed out waiting for one that died unseen.
             cause = RankFailure(int(waiting[0].get("line") or 0), rule=str(waiting[0].get("rule") or ""), unseen=True)
-            return Incident(cause, tuple(_consequences(evs, cause, None, (), launcher_lines, include_cause=True)))
+            return Incident(cause, tuple(_consequences(evs, cause, None, (), launcher_lines)))
         first = ranked[0]
         cause = RankFailure(int(first.get("line") or 0), _rank_of(first.get("worker")),
                             what=_own_words(str(first.get("text") or "")), rule=str(first.get("rule") or ""))

@@ -434,7 +434,9 @@ class StageWatch:
             return alert
         level, kind, message, details = alert
         rule, text = str(details.get("rule") or ""), str(details.get("text") or "")
-        if _is_consequence(rule, text) or launcher_failed_line(text) or details.get("line") == inc.cause.line:
+        if inc.cause.unseen:
+            message = f"{inc.cause.who()}: {message}"
+        elif _is_consequence(rule, text) or launcher_failed_line(text) or details.get("line") == inc.cause.line:
             message = f"{inc.cause.headline()}. {message}"
         else:
             rank = _worker_rank(details.get("worker"))
@@ -645,7 +647,10 @@ class StageWatch:
             return False
         own = (cause.get("rule") not in CONSEQUENCE_RULES and not launcher_failed_line(str(cause.get("text") or ""))
                and not inc.cause.unseen)
-        if own:
+        if inc.cause.unseen:
+            # Only the others' timeouts are in the log: the first of them stays the quote.
+            cause["who"] = inc.cause.who()
+        elif own:
             rank = _worker_rank(lead.get("worker"))
             if rank is not None:
                 cause["who"] = f"rank {rank}"
