@@ -63,6 +63,7 @@ def test_a_sweep_whose_trials_die_of_the_same_oom_leads_with_the_first(tmp_path:
     first_oom = lines.index(OOM.format(size="8.00 GiB")) + 1
     assert "Tried to allocate 8.00 GiB" in msg and f"(line {first_oom - 3}, " in msg, msg
     assert "the same failure 3 times in this attempt" in msg, msg
+    assert "more fatal event" not in msg, msg  # the last trial's OOM is one of the three, not one more
 
 
 def test_an_earlier_failure_of_another_kind_is_counted_not_led_with(tmp_path: Path) -> None:

@@ -596,6 +596,9 @@ class StageWatch:
         fatal events of other families, which the job went on after, and fatal events after
         the cause that no incident folds, are counted under it.
         """
+        # After the failure that ended it (before the lead moves to an earlier repeat).
+        end = int(cause.get("end_line") or cause.get("line") or 0)
+        later = [f for f in self._fatals if int(f.get("line") or 0) > end + CAUSE_GAP_LINES + 1]
         same = [f for f in self._survived if f.get("rule") == cause.get("rule")]
         notes: list[str] = []
         if same:
@@ -609,8 +612,6 @@ class StageWatch:
         if others:
             notes.append(f"{len(others)} earlier fatal event{'s' if len(others) != 1 else ''} it went on after "
                          f"(first: line {others[0].get('line')}, {others[0].get('rule')})")
-        end = int(cause.get("end_line") or cause.get("line") or 0)
-        later = [f for f in self._fatals if int(f.get("line") or 0) > end + CAUSE_GAP_LINES + 1]
         if later:
             cause["_later"] = later
         if notes:
