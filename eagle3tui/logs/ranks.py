@@ -50,6 +50,7 @@ CONSEQUENCE_RULES = catalog.with_flag("consequence")
 UNSEEN = "a collective timed out waiting for a rank that left no error in this log"
 _LAUNCHER_OWN = catalog.with_flag("launcher-report") | catalog.with_flag("launcher-kill")
 _REPORT_RULE = catalog.one_with("launcher-report")
+_REPORTS = catalog.with_flag("launcher-report")
 
 
 @dataclass(frozen=True)
@@ -343,7 +344,7 @@ def _consequences(evs: Sequence[Mapping[str, Any]], cause: RankFailure, own: Map
         rule = str(f.get("rule") or "")
         if m := _SIBLING_STOPPED.search(text):
             out.append(Consequence(line, "sibling-stopped", f"pid {m.group(1) or m.group(3)} sent {m.group(2) or m.group(4)}"))
-        elif line in launcher_lines or rule in catalog.with_flag("launcher-report") or _FAILED_LINE.search(text):
+        elif line in launcher_lines or rule in _REPORTS or _FAILED_LINE.search(text):
             out.append(Consequence(line, "launcher-report", _own_words(text)))
         elif rule in CONSEQUENCE_RULES and rule not in _LAUNCHER_OWN:
             # ProcessGroupNCCL's and gloo's lines on the other ranks: a collective that
