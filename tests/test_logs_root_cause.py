@@ -71,9 +71,10 @@ def test_the_manifest_names_every_fixture_and_its_thread() -> None:
     ("colossalai-4rank-sigkill", "failed: local_rank 3 (pid 812917) was killed by SIGKILL (exitcode -9)",
      "the launcher stopped 3 other processes"),
     # The box alone: its root cause, whatever the report's first line said.
-    ("cppo-sigkill-box", "failed: rank 0 was killed by SIGKILL (exitcode -9)", "ChildFailedError report"),
+    ("cppo-sigkill-box", "failed: rank 0 (pid 14750) was killed by SIGKILL (exitcode -9)", "ChildFailedError report"),
     ("speculators-4rank-box", "failed: rank 1 failed first",
-     "then rank 3 exited with code 1, rank 0 was killed by SIGKILL (exitcode -9), rank 2 was killed by SIGTERM"),
+     "then rank 3 (pid 14692) exited with code 1, rank 0 (pid 14689) was killed by SIGKILL (exitcode -9), "
+     "rank 2 (pid 14691) was killed by SIGTERM"),
     # A rank's own OOM leads, with the size it tried to allocate; the next rank's traceback follows.
     ("msswift-gemma3-rank-oom", "failed: rank 15: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.63 GiB",
      "then rank12"),
@@ -136,7 +137,7 @@ def test_torchruns_box_is_read_field_by_field() -> None:
 
 def test_an_incident_says_who_and_how() -> None:
     inc = Incident(RankFailure(7, rank=1, local_rank=1, exitcode=-9, pid=42, signal="SIGKILL"))
-    assert inc.cause.headline().startswith("rank 1 was killed by SIGKILL (exitcode -9)")
+    assert inc.cause.headline().startswith("rank 1 (pid 42) was killed by SIGKILL (exitcode -9)")
     assert RankFailure(1, rank=4, local_rank=0, exitcode=1).headline() == "rank 4 (local_rank 0) exited with code 1"
 
 

@@ -72,10 +72,9 @@ class RankFailure:
         if self.unseen:
             return UNSEEN
         if self.rank is not None:
-            out = f"rank {self.rank}"
-            if self.local_rank is not None and self.local_rank != self.rank:
-                out += f" (local_rank {self.local_rank})"
-            return out
+            extra = [f"local_rank {self.local_rank}"] if self.local_rank is not None and self.local_rank != self.rank else []
+            extra += [f"pid {self.pid}"] if self.pid else []
+            return f"rank {self.rank}" + (f" ({', '.join(extra)})" if extra else "")
         if self.local_rank is not None:
             return f"local_rank {self.local_rank}" + (f" (pid {self.pid})" if self.pid else "")
         return f"process {self.pid}" if self.pid else "a process"
