@@ -73,15 +73,15 @@ def test_the_manifest_names_every_fixture_and_its_thread() -> None:
     # The box alone: its root cause, whatever the report's first line said.
     ("cppo-sigkill-box", "failed: rank 0 (pid 14750) was killed by SIGKILL (exitcode -9)", "ChildFailedError report"),
     ("speculators-4rank-box", "failed: rank 1 failed first",
-     "then rank 3 (pid 14692) exited with code 1, rank 0 (pid 14689) was killed by SIGKILL (exitcode -9), "
-     "rank 2 (pid 14691) was killed by SIGTERM"),
+     ("then rank 3 (pid 14692) exited with code 1, rank 0 (pid 14689) was killed by SIGKILL (exitcode -9), "
+      "rank 2 (pid 14691) was killed by SIGTERM")),
     # A rank's own OOM leads, with the size it tried to allocate; the next rank's traceback follows.
     ("msswift-gemma3-rank-oom", "failed: rank 15: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.63 GiB",
      "then rank12"),
     # Only the consequences are quoted: the timeouts are counted, none of them is called the cause.
     ("msswift-embedding-nccl-timeouts",
-     "failed: a collective timed out waiting for a rank that left no error in this log: [E1026 04:01:29.500973224 "
-     "ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping.",
+     ("failed: a collective timed out waiting for a rank that left no error in this log: [E1026 04:01:29.500973224 "
+      "ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping."),
      "3 collective timeouts on other ranks"),
 ])
 def test_stage_failed_leads_with_the_first_failing_rank(tmp_path: Path, log_id: str, leads: str, folded: str) -> None:
