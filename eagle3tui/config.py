@@ -600,30 +600,33 @@ def _load_learned_rules(path: Path, b: _Builder) -> list[dict[str, Any]]:
 
 
 _RETRY_REASON_RE = re.compile(r"^(any|exit:-?\d+|signal:\d+)$")
-# Ids the log monitor reports besides rule ids (its own detectors).
-_DETECTOR_IDS = {"traceback", "traceback-handled", "early-exit", "stalled", "hang-suspected"}
 
 
 def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, Any]], b: _Builder,
                          index: dict[str, int]) -> None:
-    """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
+    """A typo in ``retry.on`` would make a retry policy that never fires: reject it.
+
+    The ids a run can report are the registry's (eagle3tui/logs/families.toml: the
+    judge's, the monitor's and the stall detector's own verdicts, and every shipped
+    rule) plus the user's ``[[rule]]`` ids.
+    """
     try:
-        from eagle3tui.logs.judge import EXPLAIN
-        from eagle3tui.logs.rules import load_shipped_rules
-        # Rule ids, and the ids the structural judge gives (process-died, nccl-failure, ...).
-        known = {r.id for r in load_shipped_rules()} | set(EXPLAIN)
-    except (ImportError, ConfigError):
+        from eagle3tui.logs.catalog import verdict_ids
+        from eagle3tui.logs.families import did_you_mean
+        known = set(verdict_ids())
+    except (ImportError, ValueError, ConfigError):
         return
-    known |= {str(r.get("id")) for r in rule_specs} | _DETECTOR_IDS
+    known |= {str(r.get("id")) for r in rule_specs}
     for s in stages:
         if s.retry is None:
             continue
         for reason in s.retry.on:
             if not _RETRY_REASON_RE.match(reason) and reason not in known:
-                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any",
+                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any"
+                      f"{did_you_mean(reason, known)}",
                       f"stage[{s.name}].retry.on", b.loc.key_line("stage", "retry", index.get(s.name, 0)),
-                      "use a rule id such as " + ", ".join(sorted(known)[:8]) + ", ... "
-                      "(eagle3tui/logs/builtin_rules.toml lists them all)")
+                      "use a verdict id such as nccl, oom, error-then-ended, or exit:137 / signal:9 / any "
+                      "(eagle3tui/logs/families.toml and builtin_rules.toml list every id)")
 
 
 def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:

@@ -111,7 +111,7 @@ def test_a_rank_death_is_one_alert_with_the_launchers_root_cause(pipeline: Pipel
     crit = [a for a in p.alerts() if a["level"] == "critical"]
     assert [a["kind"] for a in crit] == ["fatal-log-event", "stage-failed"], crit
     assert crit[0]["details"]["rule"] == "torchrun-child-failed"
-    assert "root cause rank 0 (local_rank: 0), exitcode 1 (pid: 78970)" in crit[1]["message"]
+    assert crit[1]["message"].startswith("failed: rank 0 (pid 78970) exited with code 1"), crit[1]["message"]
 
 
 HELD_THEN_EXIT = textwrap.dedent("""

@@ -623,6 +623,8 @@ class Driver:
         if ready:
             rec.extra["ready_at"] = now
             self.store.save(rec)
+            if (w := self.watches.get(stage.name)) is not None:
+                w.mark_ready(now)  # a ready server that is idle is not stalled
             waited = now - (rec.started_at or rec.launched_at)
             self._alert("info", "service-ready", f"ready after {waited:.0f}s", rec, waited_s=waited)
         elif not rec.extra.get("ready_timeout_alerted") and \
@@ -1105,7 +1107,9 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
     if len(head) > 200:
         head = head[:197] + "..."
     root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
-    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
+    who = f"{cause['who']}: " if cause.get("who") else ""  # the rank it came from (logs.ranks)
+    folded = "".join(f"; {cause[k]}" for k in ("consequences", "earlier") if cause.get(k))
+    return f"failed: {who}{head} (line {cause.get('line')}, {cause.get('rule')}){root}{folded}; {how}{hint}"
 
 
 _STORAGE_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)
