@@ -163,3 +163,19 @@ def test_a_replayed_torchrun_death_pages_once_naming_the_rank(tmp_path: Path, mo
     assert failed["message"].startswith(message), failed["message"]
     assert "consequences: " in failed["message"], failed["message"]
     assert [p["kind"] for p in got["pages"] if p.get("level") == "critical"] == ["stage-failed"], got["pages"]
+
+
+def test_a_peers_broken_collective_is_folded_under_the_rank_killed_by_a_signal(tmp_path: Path) -> None:
+    # A real 2-rank torchrun job (gloo on CPU, bench/multi_gpu/ranks.py): rank 1 is SIGKILLed;
+    # rank 0's all-reduce then raises gloo's "Connection reset by peer" traceback *before*
+    # torchrun's report, which names rank 1 as the root cause. The earlier traceback is the
+    # consequence: its exception is raised by the collective's transport.
+    src = Path(__file__).resolve().parent / "fixtures" / "logs" / "captured_torchrun_rank_sigkill.log"
+    watch, alerts = _watched_path(tmp_path, src)
+    message = failure_message(_Status(), watch.cause())
+    assert message.startswith("failed: rank 1 (pid 13118) was killed by SIGKILL (exitcode -9)"), message
+    assert "1 collective broken on other ranks (rank0: RuntimeError" in message, message
+    assert "the launcher stopped 1 other process" in message, message
+    crit = [a for a in alerts if a[0] == "critical"]
+    assert [a[1] for a in crit] == ["fatal-log-event"], alerts
+    assert crit[0][2].startswith("rank 1 (pid 13118) was killed by SIGKILL"), crit

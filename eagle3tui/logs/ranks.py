@@ -44,6 +44,12 @@ _WORKER_RANK = re.compile(r"^rank(\d{1,6})$", re.IGNORECASE)
 # A collective that timed out, in ProcessGroupNCCL's and gloo's words.
 _TIMEOUT = re.compile(r"\bWatchdog caught collective operation timeout\b|\btimed out\b|\btimeout\b", re.IGNORECASE)
 _BOX_LINES = 80  # lines after the ChildFailedError line the box may take
+# An exception raised by the collective layer itself (gloo's transport, ProcessGroupNCCL,
+# torch's Dist*Error classes): a rank whose collective broke because a peer went away.
+_COLLECTIVE_SITE = re.compile(r"\bgloo/transport/|\bProcessGroup(?:NCCL|Gloo)\.cpp\b"
+                              r"|\bDist(?:Backend|Network)Error\b|\bNCCL communicator was aborted\b")
+# Signals the launcher itself sends its children when one has failed (or it was told to stop).
+_LAUNCHER_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP"})
 
 CONSEQUENCE_RULES = catalog.with_flag("consequence")
 # Who failed, when only the others' collective timeouts are in the log.
@@ -134,6 +140,10 @@ class Incident:
         if "rank-failed" in by:
             parts.append("then " + ", ".join(c.text for c in by["rank-failed"][:6])
                          + (f" and {len(by['rank-failed']) - 6} more" if len(by["rank-failed"]) > 6 else ""))
+        if "collective-failed" in by:
+            n = len(by["collective-failed"])
+            parts.append(f"{n} collective{'s' if n != 1 else ''} broken on other ranks "
+                         f"({by['collective-failed'][0].text[:120]})")
         if "collective-timeout" in by:
             n = len(by["collective-timeout"])
             parts.append(f"{n} collective timeout{'s' if n != 1 else ''} on other ranks")
@@ -295,7 +305,11 @@ def find_incident(fatals: Sequence[Mapping[str, Any]], lines: Mapping[int, str],
             str(lead.get("text") or "")):
         own: Mapping[str, Any] | None = lead
         lead_rank = _rank_of(lead.get("worker"))
-        if lead_rank is not None and lead_rank != cause.rank:
+        if lead_rank is not None and lead_rank != cause.rank and peer_lost(lead, cause):
+            # Its collective broke because the rank the launcher saw die was gone: that death,
+            # which left no words of its own, is the cause; this rank's error is its echo.
+            own = None
+        elif lead_rank is not None and lead_rank != cause.rank:
             cause = RankFailure(int(lead.get("line") or 0), lead_rank, rule=str(lead.get("rule") or ""))
     else:
         own = _own_event(evs, cause, ranked, launcher_lines)
@@ -306,6 +320,17 @@ def find_incident(fatals: Sequence[Mapping[str, Any]], lines: Mapping[int, str],
     if not consequences and cause.rank is None and cause.local_rank is None:
         return None
     return Incident(cause, tuple(consequences))
+
+
+def peer_lost(ev: Mapping[str, Any], cause: RankFailure) -> bool:
+    """Whether ``ev`` is another rank's collective failing after ``cause`` died by a signal.
+
+    A signal the launcher did not send (SIGKILL from the OOM killer, SIGSEGV, SIGABRT) ends
+    a rank without a word; its peers then fail inside the collective they were in, and
+    their errors name the transport, not a cause of their own.
+    """
+    return (cause.signal is not None and cause.signal not in _LAUNCHER_SIGNALS
+            and _COLLECTIVE_SITE.search(str(ev.get("text") or "")) is not None)
 
 
 def _own_event(evs: Sequence[Mapping[str, Any]], cause: RankFailure, ranked: Sequence[Mapping[str, Any]],
@@ -349,6 +374,8 @@ def _consequences(evs: Sequence[Mapping[str, Any]], cause: RankFailure, own: Map
             # ProcessGroupNCCL's and gloo's lines on the other ranks: a collective that
             # timed out or was aborted because a peer is gone.
             out.append(Consequence(line, "collective-timeout", f"{f.get('worker') or 'a rank'}: {_own_words(text)[:160]}"))
+        elif _rank_of(f.get("worker")) is not None and _COLLECTIVE_SITE.search(text):
+            out.append(Consequence(line, "collective-failed", f"{f.get('worker')}: {_own_words(text)[:160]}"))
         elif _rank_of(f.get("worker")) is not None:
             out.append(Consequence(line, "rank-failed", f"{f.get('worker')}: {_own_words(text)[:120]}"))
     for o in others:

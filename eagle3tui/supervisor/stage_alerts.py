@@ -23,7 +23,7 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
-from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line
+from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.records import RunRecord
 
@@ -658,7 +658,7 @@ class StageWatch:
                                          f"{later[0].get('line')}, {later[0].get('rule')})")
             return False
         own = (cause.get("rule") not in CONSEQUENCE_RULES and not launcher_failed_line(str(cause.get("text") or ""))
-               and not inc.cause.unseen)
+               and not inc.cause.unseen and not peer_lost(lead, inc.cause))
         if inc.cause.unseen:
             # Only the others' timeouts are in the log: the first of them stays the quote.
             cause["who"] = inc.cause.who()
