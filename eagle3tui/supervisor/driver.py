@@ -34,7 +34,6 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor.executors import Executors, is_slurm
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
@@ -48,6 +47,7 @@ from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
+from eagle3tui.supervisor.wakeups import DriverWakeups
 from eagle3tui.supervisor.state import (
     ON_FATAL_STOP,
     Intent,
@@ -71,6 +71,12 @@ from eagle3tui.telemetry.node_report import read_report, witness_of
 MEMORY_FREED_SETTLE_S = 5.0
 # A fatal error with the process still alive this long is announced as failing.
 FAILING_ANNOUNCE_S = 5.0
+# Wake-ups of busy logs are coalesced: a pass over the followed logs runs at most
+# this often while they keep writing (tqdm at 10 Hz on 8 ranks is one pass, not
+# eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
+# at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
+COALESCE_S = 0.05
+PEEK_S = 0.004
 
 class ServiceProber:
     """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
@@ -127,7 +133,7 @@ class Driver:
         # Without inotify the driver looks every tick_s; with it, it sleeps until a
         # followed log or the commands directory changes, or the next full pass.
         self.tick_s = tick_s
-        self.wakeups = LogWatcher(poll_interval=tick_s, use_inotify=use_inotify)
+        self.wakeups = DriverWakeups(poll_interval=tick_s, use_inotify=use_inotify)
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
@@ -135,6 +141,9 @@ class Driver:
         self._watch_recs: dict[str, RunRecord] = {}
         self.full_every_s = 0.25
         self._last_full = 0.0
+        self._last_full_mono = 0.0
+        self.coalesce_s = COALESCE_S
+        self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
         self.probers: dict[str, ServiceProber] = {}
         self.waiting: dict[str, str] = {}
@@ -212,6 +221,7 @@ class Driver:
                     stop.wait(1.0)
                     continue
                 except Exception:  # noqa: BLE001
+                    self._last_pass = time.monotonic()
                     # A bug must not take supervision down with it: report it,
                     # back off, and give up only if it repeats every tick.
                     failures += 1
@@ -225,6 +235,7 @@ class Driver:
                     stop.wait(0.5)
                     continue
                 now = time.monotonic()
+                self._last_pass = now
                 if busy:
                     idle_since = None
                 elif idle_since is None:
@@ -235,6 +246,7 @@ class Driver:
                         break
                 self._wait_for_work(stop)
             self.write_state(force=True)
+            self._save_marks()
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
         finally:
@@ -248,11 +260,35 @@ class Driver:
         return 0
 
     def _wait_for_work(self, stop: threading.Event) -> None:
-        """Sleep until a followed log or a command changes, or the next full pass."""
-        if self.wakeups.mode == "inotify":
-            self.wakeups.wait(self.full_every_s)
-        else:
+        """Sleep until a followed log or a command changes, or the next full pass.
+
+        A log with a backlog (its last poll stopped at its byte bound) is read
+        on at once. Wake-ups closer than ``coalesce_s`` to the last pass wait
+        for it, unless a command or a fatal-looking line arrives meanwhile.
+        """
+        if any(w.behind for w in self.watches.values()):
+            return
+        if self.wakeups.mode != "inotify":
             stop.wait(self.tick_s)
+            return
+        self.wakeups.wait(self.full_every_s)
+        deadline = min(self._last_pass + self.coalesce_s, self._last_full_mono + self.full_every_s)
+        while not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or self._urgent():
+                return
+            stop.wait(min(PEEK_S, left))
+
+    def _urgent(self) -> bool:
+        """A command waits, or a followed log's unread bytes may hold a fatal line."""
+        return bool(self._command_files()) or any(w.fatal_ahead() for w in self.watches.values())
+
+    def _save_marks(self) -> None:
+        """Save every followed attempt's alerted mark now (the driver stops)."""
+        for name, w in self.watches.items():
+            rec = self._watch_recs.get(name)
+            if rec is not None:
+                w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
 
     # -- one tick -------------------------------------------------------
     def tick(self) -> bool:
@@ -268,6 +304,7 @@ class Driver:
                     self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
         self._last_full = now
+        self._last_full_mono = time.monotonic()
         reap_wrappers()
         self._check_config()
         self._restore_lost_records()
@@ -805,7 +842,9 @@ class Driver:
         """
         for level, kind, message, details in alerts:
             self._alert(level, kind, message, rec, **details)
-        w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
+        # Saved (fsynced) now when an alert went out; otherwise at most every
+        # few hundred ms (commit_seen): never one fsync per wake-up.
+        w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt), alerted=bool(alerts))
 
     def _settle_relaunches(self) -> None:
         """Drop relaunches whose attempt was created before a driver died (see _launch)."""
