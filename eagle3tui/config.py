@@ -530,6 +530,8 @@ _DETECTOR_IDS = {"traceback", "traceback-handled", "early-exit", "stalled", "han
 def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, Any]], b: _Builder,
                          index: dict[str, int]) -> None:
     """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
+    if all(s.retry is None for s in stages):
+        return  # nothing to check: the classifier's start-up is not paid for
     try:
         from eagle3tui.logs.judge import EXPLAIN
         from eagle3tui.logs.rules import load_shipped_rules
@@ -551,6 +553,8 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
 
 def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:
     """Compile user rules with the log classifier; report each bad one by id."""
+    if not specs:
+        return []
     try:
         from eagle3tui.logs.rules import build_ruleset
     except ImportError:  # the classifier is optional for a bare config check
