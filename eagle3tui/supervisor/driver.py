@@ -76,6 +76,7 @@ FAILING_ANNOUNCE_S = 5.0
 # eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
 # at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
 COALESCE_S = 0.05
+FULL_EVERY_S_INOTIFY = 1.0
 PEEK_S = 0.004
 
 class ServiceProber:
@@ -139,7 +140,10 @@ class Driver:
         self.rules = ruleset_for(config)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
+        # A full pass (records, scheduling, state.json) runs this often; with inotify
+        # a stage's result file wakes one at once, so it is needed less often.
         self.full_every_s = 0.25
+        self.full_every_s_inotify = FULL_EVERY_S_INOTIFY
         self._last_full = 0.0
         self._last_full_mono = 0.0
         self.coalesce_s = COALESCE_S
@@ -196,6 +200,8 @@ class Driver:
                 self.gpu.start()
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
+            if self.wakeups.mode == "inotify":
+                self.full_every_s = self.full_every_s_inotify
             idle_since: float | None = None
             failures = 0
             while not stop.is_set():
@@ -271,7 +277,7 @@ class Driver:
         if self.wakeups.mode != "inotify":
             stop.wait(self.tick_s)
             return
-        self.wakeups.wait(self.full_every_s)
+        self.wakeups.wait(max(0.0, self._last_full_mono + self.full_every_s - time.monotonic()))
         deadline = min(self._last_pass + self.coalesce_s, self._last_full_mono + self.full_every_s)
         while not stop.is_set():
             left = deadline - time.monotonic()
@@ -295,7 +301,7 @@ class Driver:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
         handled = self.process_commands()
-        if not handled and now - self._last_full < self.full_every_s:
+        if not handled and not self.wakeups.take_full() and now - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
@@ -564,6 +570,8 @@ class Driver:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
             self.watches[stage.name] = w
             self.wakeups.add(rec.log)
+            # The wrapper writes it when the stage ends: a full pass settles the attempt now.
+            self.wakeups.add(self.store.prefix(rec.stage, rec.attempt) + ".result.json", full=True)
         self._watch_recs[stage.name] = rec
         self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
@@ -628,6 +636,7 @@ class Driver:
         w = self.watches.pop(stage.name, None)
         self._watch_recs.pop(stage.name, None)
         self.wakeups.remove(rec.log)
+        self.wakeups.remove(self.store.prefix(rec.stage, rec.attempt) + ".result.json")
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
         self._emit_watch(w, w.poll(now) + w.finish(rec), rec)

@@ -44,6 +44,8 @@ class DriverWakeups:
         self._dirs: set[str] = set()  # directories in which any change counts
         self._wd: dict[str, int] = {}  # directory -> watch descriptor
         self._wd_dir: dict[int, str] = {}
+        self._full: set[str] = set()  # files whose change asks for a full pass (a stage's result)
+        self._full_hit = False
         self.mode = "stopped"
 
     def start(self) -> DriverWakeups:
@@ -88,10 +90,14 @@ class DriverWakeups:
         except OSError:
             pass  # removed by the kernel already (the directory was deleted)
 
-    def add(self, path: str | os.PathLike[str]) -> None:
-        """Wake when the file at ``path`` changes (or is created, replaced, removed)."""
+    def add(self, path: str | os.PathLike[str], full: bool = False) -> None:
+        """Wake when the file at ``path`` changes (or is created, replaced, removed).
+
+        ``full``: its change also asks for a full pass (see :meth:`take_full`)."""
         p = os.path.abspath(os.fspath(path))
         d, name = os.path.split(p)
+        if full:
+            self._full.add(p)
         self._files.setdefault(d, set()).add(name)
         if self._fallback is not None:
             self._fallback.add(p)
@@ -107,6 +113,7 @@ class DriverWakeups:
         """Stop watching a file."""
         p = os.path.abspath(os.fspath(path))
         d, name = os.path.split(p)
+        self._full.discard(p)
         names = self._files.get(d)
         if names is not None:
             names.discard(name)
@@ -116,6 +123,13 @@ class DriverWakeups:
                     self._unwatch(d)
         if self._fallback is not None:
             self._fallback.remove(p)
+
+    def take_full(self) -> bool:
+        """Whether a ``full`` file changed since the last call (drains what is queued)."""
+        if self._ino is not None:
+            self._drain()
+        hit, self._full_hit = self._full_hit, False
+        return hit
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until a change or ``timeout`` seconds; True if something watched changed."""
@@ -153,15 +167,20 @@ class DriverWakeups:
         if not raw:
             return False
         if len(raw) > _PARSE_BYTES:
-            return True  # a storm of writes: some of them are ours
+            self._full_hit = True  # a storm of writes: some of them are ours, maybe a result
+            return True
         overflow = _inotify.flags.Q_OVERFLOW
+        hit = False
         for e in _inotify.parse_events(raw):
             if e.mask & overflow:
+                self._full_hit = True
                 return True
             d = self._wd_dir.get(e.wd)
             if d is not None and (d in self._dirs or e.name in self._files.get(d, ())):
-                return True
-        return False
+                hit = True
+                if self._full and os.path.join(d, e.name) in self._full:
+                    self._full_hit = True
+        return hit
 
     def _close_inotify(self) -> None:
         if self._ino is not None:
