@@ -11,7 +11,7 @@ Scenarios (issue 34's rows):
   warnings), one ``write`` per line as ``print(..., flush=True)`` does.
   Figure: the consumer's CPU in percent of one core over the steady window.
 * ``fast1``: 1 stage at ~15,000 lines/s. Same figure.
-* ``idle2``: 2 stages printing one line every 5 s. Same figure.
+* ``idle2``: 2 stages printing one line every 5 s. Same figure. ``idle64``: 64 of them.
 * ``latency8``: the 8 busy stages plus a quiet one whose log this script
   appends fatal lines to; figure: the time from the line's write to its
   alert being fsynced in ``alerts.jsonl`` (eagle3tui: a hub sink placed
@@ -60,6 +60,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "fast1": {"stages": 1, "rate": 15000, "seconds": 20.0},
     "idle2": {"stages": 2, "rate": 0.2, "seconds": 20.0},
     "latency8": {"stages": 8, "rate": 1200, "seconds": 0.0, "samples": 40},
+    "idle64": {"stages": 64, "rate": 0.2, "seconds": 20.0},
     "big": {"stages": 1, "rate": 0, "gib": 1.0, "kind": "mixed"},
     "repeat": {"stages": 1, "rate": 0, "gib": 0.25, "kind": "repeat"},
 }
@@ -276,6 +277,25 @@ def run_eagle3tui(name: str, sc: dict[str, Any], tree: Path) -> dict[str, Any]:
             state = root / ".eagle3tui"
             res["verdict_bytes"] = sum(f.stat().st_size for f in state.glob("runs/*/*.verdicts.jsonl"))
             res["alerts"] = sum(1 for _ in open(state / "alerts.jsonl")) if (state / "alerts.jsonl").exists() else 0
+            # What it said, to compare trees on the same input: alerts per kind (repeats
+            # merged into one carry their count) and the log lines marked per kind.
+            by: dict[str, int] = {}
+            if (state / "alerts.jsonl").exists():
+                for ln in open(state / "alerts.jsonl"):
+                    a = json.loads(ln)
+                    k = f"{a['level']}/{a['kind']}/{(a.get('details') or {}).get('rule')}"
+                    by[k] = by.get(k, 0) + int(a.get("count") or 1)
+            res["alerts_by_kind"] = by
+            marked: dict[str, int] = {}
+            for f in state.glob("runs/*/*.verdicts.jsonl"):
+                lines: dict[int, str] = {}
+                for ln in open(f):
+                    v = json.loads(ln)
+                    for no in range(int(v["line"]), int(v.get("end_line") or v["line"]) + 1):
+                        lines[no] = v["kind"]
+                for kind in lines.values():
+                    marked[kind] = marked.get(kind, 0) + 1
+            res["marked_lines"] = marked
             if os.environ.get("BENCH_KEEP"):  # a copy of the state directory, to look at
                 import shutil
                 shutil.copytree(state, os.environ["BENCH_KEEP"], dirs_exist_ok=True,
@@ -496,7 +516,8 @@ def one(name: str, subject: str, tree: Path) -> dict[str, Any]:
     return res
 
 
-FIGURES = {"busy8": ["cpu_pct"], "fast1": ["cpu_pct"], "idle2": ["cpu_pct"],
+FIGURES = {"busy8": ["cpu_pct", "cpu_s_total"], "fast1": ["cpu_pct", "cpu_s_total"], "idle2": ["cpu_pct"],
+           "idle64": ["cpu_pct"],
            "latency8": ["median_ms", "p95_ms", "max_ms"], "big": ["peak_rss_mb", "done_after_stage_s"],
            "repeat": ["peak_rss_mb", "done_after_stage_s"]}
 
