@@ -29,7 +29,7 @@ print("\\nMODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith("
 def _modules(cwd: Path, *args: str) -> tuple[set[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=60, check=False)
     line = [x for x in out.stderr.splitlines() if x.startswith("MODULES ")][-1]
     return set(json.loads(line[len("MODULES "):])), out.stdout
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from conftest import wait_for
+
 from eagle3tui.config import load_config
 from eagle3tui.supervisor import stage_alerts
 from eagle3tui.supervisor.fatal_peek import FatalPeek
