@@ -352,7 +352,8 @@ class Driver:
         scheduled = any(
             float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
-        self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
+        backlog = any(w.behind for w in self.watches.values())  # an ended stage's log still being read
+        self._busy = bool(handled or active or scheduled or p.start or waiting_on_active or backlog)
         return self._busy
 
     def statuses(self, records: dict[str, RunRecord] | None = None) -> dict[str, StageStatus]:
@@ -633,13 +634,23 @@ class Driver:
         # once), and never loses them.
         if rec.extra.get("finalized") or rec.extra.get("unreadable"):
             return
-        w = self.watches.pop(stage.name, None)
+        w = self.watches.get(stage.name)
+        if w is None or w.run_id != rec.run_id:
+            w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
+        alerts = w.poll(now)
+        if w.behind:
+            # It ended with a backlog of log (a burst at its end, or a driver that
+            # reattached late): read it over the next passes, POLL_BYTES at a time,
+            # as while it ran (bounded memory, other stages served), then settle.
+            self.watches[stage.name] = w
+            self._watch_recs[stage.name] = rec
+            self._emit_watch(w, alerts, rec)
+            return
+        self.watches.pop(stage.name, None)
         self._watch_recs.pop(stage.name, None)
         self.wakeups.remove(rec.log)
         self.wakeups.remove(self.store.prefix(rec.stage, rec.attempt) + ".result.json")
-        if w is None or w.run_id != rec.run_id:
-            w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
-        self._emit_watch(w, w.poll(now) + w.finish(rec), rec)
+        self._emit_watch(w, alerts + w.finish(rec), rec)
         pr = self.probers.pop(rec.run_id, None)
         if pr:
             pr.stop()
