@@ -208,3 +208,27 @@ def test_an_alert_survives_kill_9_once(pipeline) -> None:
     wait_for(lambda: pipeline.records("s")[-1].get("extra", {}).get("finalized"), timeout=60,
              what="the stage settled")
     assert len(fatal()) == 1, [a["message"] for a in fatal()]
+
+
+def test_a_stage_that_ends_with_a_backlog_is_read_in_bounded_polls(pipeline) -> None:
+    """A stage writes three polls' worth of one warning and exits at once: the driver reads
+    the rest over several bounded polls (one verdict run each), not in one read at the end,
+    and every line is counted in the merged warning."""
+    n = 3 * stage_alerts.POLL_BYTES // len(WARNING)
+    script = pipeline.root / "burst.py"
+    script.write_text(f"import os\nos.write(1, {WARNING!r}.encode() * {n})\n")
+    pipeline.write(f"""
+        [[stage]]
+        name = "b"
+        command = ["{sys.executable}", "{script}"]
+    """)
+    pipeline.cli("start", "b", check=True)
+    wait_for(lambda: pipeline.records("b") and pipeline.records("b")[-1].get("extra", {}).get("finalized"),
+             timeout=120, what="the burst stage settled")
+    warned = sum(int(a.get("count") or 1) for a in pipeline.alerts() if a["kind"] == "log-warning")
+    assert warned == n
+    runs = pipeline.state_dir / "runs" / "b" / "0001.verdicts.jsonl"
+    recs = [json.loads(x) for x in runs.read_text().splitlines()]
+    # One run per poll: at least three polls (never one read of it all), and runs, not a record a line.
+    assert 3 <= len(recs) <= 50, f"{len(recs)} verdict records for {n} lines"
+    assert sum(r["end_line"] - r["line"] + 1 for r in recs) == n
