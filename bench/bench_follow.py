@@ -430,7 +430,7 @@ def latency_eagle3tui(sc: dict[str, Any], tree: Path) -> dict[str, Any]:
             driver.execute({"op": "start", "all": True})
             store = RunStore(config.state_dir)
             rec = _wait(lambda: (lambda r: r if r and r.pid else None)(store.latest("target")), 20, "target")
-            _wait(lambda: "target" in driver.watches, 20, "the driver to follow the target")
+            _wait(lambda: "target" in driver.watches, 90, "the driver to follow the target")
             time.sleep(2.0)  # the busy stages are writing
             fd = os.open(rec.log, os.O_WRONLY | os.O_APPEND)
             sent: dict[int, float] = {}
