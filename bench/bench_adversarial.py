@@ -25,7 +25,8 @@ The cases: a run of one character for every printable ASCII character and a
 few non-ASCII ones; repeated tokens that half-match the builtin patterns (log
 levels, worker prefixes, numbers with separators, paths, nesting, ``\\r``
 bars, ANSI escapes...); and real lines from the corpus's tune split (URL
-printed) padded to the length. Results: docs/logs.md, "Adversarial lines".
+printed) padded to the length. Results: the README's Benchmarks table; the measurements behind it:
+docs/history/logs-notebook.md, "Log text cannot slow the driver down".
 """
 
 from __future__ import annotations

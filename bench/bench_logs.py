@@ -27,7 +27,8 @@
 3. Memory: peak RSS of a child that catches up on, then follows, a log of
    ``--rss-gb`` GiB.
 
-Prints a markdown table. Results for this repository are in docs/logs.md.
+Prints a markdown table. Results for this repository are in the README's Benchmarks
+table (runs against earlier trees: docs/history/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ FOLLOW_S=${FOLLOW_S:-540}
 CONFIG=examples/smollm2-h200.toml
 mkdir -p "$OUT" "$W"
 export PYTHONPATH="$W/site:$PWD" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+CARRY=${CARRY:-.w2}  # where the carried files are (the gen-* modes)
 PY=python3
 E3TUI=($PY -m eagle3tui --config "$CONFIG" --set "out=$E3" --set "gguf=$W/model.gguf" ${SETS:-})
 
@@ -59,7 +60,77 @@ follow() {  # follow the supervisor until it exits or FOLLOW_S passes; sample `s
     grep -ahE 'train: online|train: [0-9]+ steps|train: .*resident' "$E3/.eagle3tui/logs/train.log" | cut -c1-400
 }
 
+# Generation and speed benches (no supervisor), three calls less than 30 s apart, each from this tree:
+#   gen-bench   (carry part.aa + the gguf wheel): random-weight decoders at two sizes, float32 identity
+#   gen-real    (carry part.ab): the real target; synthesise Magpie prompts; the regenerate stage with
+#               each decoder, greedy (regenerate's regime) and T 0.7 x 16 samples (resample's)
+#   draft-speed: a short online training run on gen-real's greedy answers, export, evaluate (float32:
+#               AL, lossless) and evaluate --speed-only (bf16: latency and tok/s at batch 1, 8, 64)
+SYNTH_N=${SYNTH_N:-8192}
+bench_py() { $PY "$@" 2>&1 | grep -vE '^\s*$|it/s]|s/it]'; }
+convert_target() {
+    [ -f "$W/model.gguf" ] || cat "$W/part.aa" "$CARRY/part.ab" >"$W/model.gguf"
+    [ -f "$W/target/config.json" ] || $PY -m pipeline.model_io convert --model "$W/model.gguf" --out "$W/target"
+}
+
 case "${1:-}" in
+gen-bench)
+    cp "$CARRY/part.aa" "$W/part.aa"
+    $PY -m pip install -q --no-index --no-deps --target "$W/site" "$CARRY"/*.whl
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    bench_py bench/bench_local_generate.py --batch 2048 --new-tokens 128 --float32-check 48 --out "$OUT/gen-2048x128.json"
+    bench_py bench/bench_local_generate.py --batch 4096 --new-tokens 256 --out "$OUT/gen-4096x256.json"
+    ;;
+gen-real)
+    convert_target
+    $PY -m pipeline.prepare --output "$W/prompts.jsonl" --limit 328 --holdout 64 --holdout-output "$W/heldout.jsonl" \
+        --report "$W/prepare.json" | tail -n 1
+    [ -f "$W/synth.jsonl" ] || $PY -m pipeline.synthesise --model "$W/target" --output "$W/synth.jsonl" \
+        --num-prompts "$SYNTH_N" --exclude "$W/heldout.jsonl" --batch-size 2048 --max-new-tokens 96 --device cuda \
+        2>&1 | tail -n 2
+    bench_py bench/bench_local_generate.py --model "$W/target" --prompts "$W/synth.jsonl" --keep "$W/greedy" \
+        --batch 4096 --new-tokens 320 --out "$OUT/gen-real-greedy.json"
+    bench_py bench/bench_local_generate.py --model "$W/target" --prompts "$W/prompts.jsonl" --samples 16 \
+        --temperature 0.7 --top-p 0.95 --batch 4096 --new-tokens 320 --out "$OUT/gen-real-sampled.json"
+    ;;
+fetch-a)
+    cp "$CARRY/part.aa" "$W/part.aa"
+    $PY -m pip install -q --no-index --no-deps --target "$W/site" "$CARRY"/*.whl
+    ls -la "$W"
+    ;;
+identity)
+    convert_target
+    $PY -m pipeline.prepare --output "$W/prompts.jsonl" --limit 328 --holdout 64 --holdout-output "$W/heldout.jsonl" \
+        --report "$W/prepare.json" | tail -n 1
+    [ -f "$W/synth.jsonl" ] || $PY -m pipeline.synthesise --model "$W/target" --output "$W/synth.jsonl" \
+        --num-prompts "$SYNTH_N" --exclude "$W/heldout.jsonl" --batch-size 2048 --max-new-tokens 96 --device cuda \
+        2>&1 | tail -n 1
+    mkdir -p "$W/greedy"
+    $PY -m pipeline.regenerate --backend local --model "$W/target" --input "$W/synth.jsonl" \
+        --output "$W/greedy/slots.jsonl" --summary "$OUT/regen-slots.json" --temperature 0 --max-tokens 320 \
+        --batch-size 4096 --seed 0 --device cuda --no-progress 2>&1 | grep -E 'slots decoder|regenerate: [0-9]+ done|tok/s'
+    bench_py bench/bench_local_generate.py --model "$W/target" --prompts "$W/synth.jsonl" --requests 512 \
+        --dtype float32 --batch 512 --new-tokens 320 --out "$OUT/identity-float32.json"
+    bench_py bench/bench_local_generate.py --model "$W/target" --prompts "$W/synth.jsonl" --requests 2048 \
+        --batch 2048 --compare-batch 512 --new-tokens 320 --out "$OUT/identity-bf16.json"
+    ;;
+draft-speed)
+    E=$W/e3; mkdir -p "$E"
+    $PY -m pipeline.tokenize_data --input "$W/greedy/slots.jsonl" --output "$E/prepared" --model "$W/target" \
+        --max-len 1024 2>&1 | tail -n 1
+    $PY -m pipeline.vocab --prepared "$E/prepared" --output "$E/vocab.safetensors" --draft-vocab-size 16384 | tail -n 1
+    $PY -m pipeline.train --target "$W/target" --prepared "$E/prepared" --vocab-map "$E/vocab.safetensors" \
+        --out "$E/ckpt" --epochs "${EPOCHS:-4}" --batch-tokens 32768 --max-len 1024 --lr 6e-4 --warmup-ratio 0.03 \
+        --save-every 1000 --device cuda 2>&1 | grep -E 'train: ' | tail -n 4
+    $PY -m pipeline.export export --checkpoint "$E/ckpt" --out "$E/draft" --target "$W/target" 2>&1 | tail -n 1
+    $PY -m pipeline.evaluate --draft "$E/draft" --model "$W/target" --prompts "$W/heldout.jsonl" --num-prompts 64 \
+        --max-new-tokens 128 --k 3 7 --baselines ngram --device cuda --dtype float32 \
+        --speed-batches 1 8 64 --out "$OUT/eval-float32.json" 2>&1 | grep -E '^evaluate: '
+    $PY -m pipeline.evaluate --draft "$E/draft" --model "$W/target" --prompts "$W/heldout.jsonl" --num-prompts 64 \
+        --max-new-tokens 128 --k 3 7 --baselines ngram --device cuda --dtype bfloat16 --speed-only \
+        --speed-batches 1 8 64 --out "$OUT/speed-bf16.json" 2>&1 | grep -E '^evaluate: '
+    cp "$E/ckpt/metrics.jsonl" "$OUT/train_metrics.jsonl" 2>/dev/null || true
+    ;;
 fetch1)
     cp .whl/part.aa "$W/part.aa"
     $PY -m pip install -q --no-index --no-deps --target "$W/site" .whl/*.whl
@@ -80,7 +151,7 @@ follow)
     follow
     ;;
 *)
-    echo "usage: bash bench/gpu_pipeline.sh fetch1|run|follow" >&2
+    echo "usage: bash bench/gpu_pipeline.sh fetch1|run|follow|gen-bench|gen-real|draft-speed" >&2
     exit 2
     ;;
 esac

@@ -1,7 +1,7 @@
 """Score the log classifier on the real-log corpus (tests/fixtures/corpus).
 
     .venv/bin/python bench/score_corpus.py [--split tune|heldout|all] [--show-failures] [--from-row N] [--to-row M]
-                                           [--structure-only]
+                                           [--structure-only] [--corpus PATH]
 
 Each excerpt is written to a file and classified by
 :func:`eagle3tui.logs.offline.classify_log` (what ``eagle3tui classify --json
@@ -178,11 +178,15 @@ def main(argv: list[str] | None = None) -> int:
         help="and only those before row M (0-based, exclusive): one batch among later ones",
     )
     ap.add_argument(
+        "--corpus", type=Path, default=CORPUS, metavar="PATH",
+        help="score the excerpts of this JSONL file (the corpus's format) instead of the corpus",
+    )
+    ap.add_argument(
         "--structure-only", action="store_true",
         help="switch off the rules that name one program's wording (GENERAL_RULES are kept): a proxy for fresh logs",
     )
     args = ap.parse_args(argv)
-    rows = load_corpus()[args.from_row : args.to_row]
+    rows = load_corpus(args.corpus)[args.from_row : args.to_row]
     splits = ("tune", "heldout") if args.split == "all" else (args.split,)
     rules = structure_only_ruleset() if args.structure_only else build_ruleset()
     for split in splits:

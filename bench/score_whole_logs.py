@@ -1,6 +1,6 @@
 """Replay whole recorded logs through the real supervisor and score its alerts.
 
-    .venv/bin/python bench/score_whole_logs.py [--only ID ...] [--json OUT]
+    .venv/bin/python bench/score_whole_logs.py [--only ID ...] [--json OUT] [--fixtures DIR]
 
 Excerpt scoring (bench/score_corpus.py) judges a few lines at a time; it
 cannot say whether one failure gives one clear alert, because "what the
@@ -300,7 +300,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    """The per-log table, as printed and as pasted into docs/logs.md."""
+    """The per-log table, as printed and as kept under bench/results/."""
     head = ("| log | outcome | criticals (fatal-log-event + stage-failed) | pages | cause quoted | "
             "message names it | false fatal lines | watch exit | ok |")
     rows = [head, "|" + "---|" * 9]
@@ -338,9 +338,12 @@ def run(rows: list[dict[str, Any]], keep: Path | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
+    global FIXTURES  # --fixtures points the replay (_stages_toml) and the judge at another folder
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="ids to replay (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-log results and totals here")
+    ap.add_argument("--fixtures", type=Path, default=FIXTURES, metavar="DIR",
+                    help="replay the logs of this folder and its manifest.jsonl (default: tests/fixtures/whole_logs)")
     ap.add_argument("--keep", type=Path, help="keep each replay's directory under this folder")
     ap.add_argument("--hold-fatal", help="the pager's [alerts] hold_fatal (default: the config's)")
     ap.add_argument("--pager-level", default="critical",
@@ -349,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log-warnings", choices=("true", "false"),
                     help="the pager's [alerts] log_warnings (default: the config's)")
     args = ap.parse_args(argv)
-    rows = [r for r in load_manifest() if not args.only or r["id"] in args.only]
+    FIXTURES = args.fixtures.resolve()
+    rows = [r for r in load_manifest(FIXTURES / "manifest.jsonl") if not args.only or r["id"] in args.only]
     pager = {"min_level": args.pager_level, "hold_fatal": args.hold_fatal,
              "log_warnings": None if args.log_warnings is None else args.log_warnings == "true"}
     results = run(rows, args.keep, pager)

@@ -1,7 +1,8 @@
 """Atomic file writes: temp file in the same directory, fsync, rename.
 
 A reader (or a supervisor restarted after a crash) sees either the old
-content or the new, never half of a record.
+content or the new, never half of a record. Files are written 0600 and the
+directories made for them 0700, whatever the umask.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # Directories made here hold the supervisor's own files: owner-only (the
+    # file itself is 0600, as mkstemp makes it).
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -20,6 +20,7 @@ from typing import Any
 
 from eagle3tui.durations import parse_duration
 from eagle3tui.errors import ConfigError, ConfigErrors
+from eagle3tui.listen import listen_address
 from eagle3tui.slurm_options import SlurmOptions
 
 if sys.version_info >= (3, 11):
@@ -29,26 +30,30 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 STAGE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VAR_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{[^}]*\}?")
-TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts"}
+TOP_KEYS = {"pipeline", "vars", "stage", "rule", "alerts", "metrics"}
 PIPELINE_KEYS = {
     "name", "state_dir", "drift_threshold", "stall_floor", "stop_grace", "gpu_interval",
     "learned_rules",
 }
-# Rules taught from a front end live here, beside pipeline.toml, unless
-# [pipeline] learned_rules names another file (see eagle3tui.learned_rules).
-LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"
+# Rules taught from a front end live in the state directory, unless [pipeline]
+# learned_rules names another file or an older eagle3tui-rules.toml sits beside
+# pipeline.toml (see eagle3tui.learned_rules).
+LEARNED_RULES_DEFAULT = "eagle3tui-rules.toml"  # beside pipeline.toml, where it exists already
+LEARNED_RULES_IN_STATE = "learned-rules.toml"  # in the state directory otherwise
 STAGE_KEYS = {
     "name", "command", "shell", "cwd", "env", "depends_on", "estimate", "gpus", "resume",
     "log", "outputs", "kind", "ready", "stop_grace", "retry", "disk", "description", "phases",
     "on_fatal",
-    "executor", "slurm",
+    "executor", "slurm", "result", "acceptance",
 }
+ACCEPTANCE_KEYS = {"min_length", "window", "evaluated"}
+METRICS_KEYS = {"listen", "allow_remote"}
 READY_KEYS = {"url", "log", "timeout", "interval"}
 RETRY_KEYS = {"max_attempts", "backoff", "on"}
 ON_FATAL_KEYS = {"action", "grace"}
 ON_FATAL_ACTIONS = ("stop", "wait")
 ALERT_KEYS = {"command", "min_level", "rate_limit", "timeout", "dedup_window", "hold_fatal",
-              "log_warnings"}
+              "log_warnings", "notify", "notify_file"}
 RULE_KEYS = {"id", "pattern", "kind", "explanation", "action", "stages"}
 LEVELS = ("info", "warning", "critical")
 
@@ -90,6 +95,29 @@ class FatalPolicy:
 
     action: str = "stop"
     grace_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class AcceptancePolicy:
+    """When a served draft's acceptance is too low (``[[stage]] acceptance``).
+
+    A warning once the mean acceptance length the server reports stays below
+    ``min_length`` for ``window_s``; ``evaluated`` is the offline evaluation
+    (``eval.json``) to compare with, by default the output of that name of
+    any stage. See eagle3tui/supervisor/acceptance_alert.py.
+    """
+
+    min_length: float = 1.3
+    window_s: float = 300.0
+    evaluated: Path | None = None
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """``[metrics]``: the driver serves the read model on ``/metrics`` (Prometheus)."""
+
+    listen: str | None = None  # "127.0.0.1:9464"; None serves nothing
+    allow_remote: bool = False  # a non-loopback address needs this
 
 
 @dataclass(frozen=True)
@@ -145,6 +173,16 @@ class StageConfig:
     # with ``slurm``'s options); see eagle3tui.supervisor.executors.
     executor: str = "local"
     slurm: SlurmOptions | None = None
+    # The ``command =`` line, for errors about the program itself.
+    command_line: int | None = None
+    # The [vars] (and builtins) that command, env, cwd and outputs use, with their values:
+    # what a rerun's "changed" note names (supervisor/fingerprint.py).
+    variables: dict[str, str] = field(default_factory=dict)
+    # An RE2 pattern for the lines that state the stage's result (acceptance lengths):
+    # quoted by the pipeline-complete alert (supervisor/completion.py).
+    result: str | None = None
+    # None: no acceptance warning (a task, or ``acceptance = false``).
+    acceptance: AcceptancePolicy | None = None
 
     @property
     def is_service(self) -> bool:
@@ -179,6 +217,10 @@ class AlertsConfig:
     # command. Off by default: a log line pages only when it is fatal; the supervisor's
     # own warnings (stall, stage-failing, retries, GPU memory lost) still page.
     log_warnings: bool = False
+    # Apprise URLs ("ntfy://...", "json://host/path") that get the same pages as the
+    # command; secrets come as ${NAME} from the environment or from notify_file.
+    notify: tuple[str, ...] = ()
+    notify_file: Path | None = None
 
 
 @dataclass
@@ -198,6 +240,7 @@ class PipelineConfig:
     gpu_interval_s: float = 1.0
     overrides: dict[str, str] = field(default_factory=dict)
     learned_rules: Path | None = None  # the learned-rules file (it may not exist yet)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
 
     def stage(self, name: str) -> StageConfig:
         for s in self.stages:
@@ -275,6 +318,13 @@ def one_of(got: str, known: Iterable[str]) -> str:
     names = sorted(known)
     close = difflib.get_close_matches(got, names, n=1)
     return (f"did you mean {close[0]!r}? " if close else "") + f"use one of: {', '.join(names)}"
+
+
+# Variables every pipeline has, and what they hold; --set changes them only
+# where the file declares them under [vars] (state_dir never).
+BUILTIN_VARS = {"config_dir": "the directory of the pipeline file",
+                "python": "the interpreter that runs eagle3tui",
+                "state_dir": "the state directory"}
 
 
 def _substitute(value: str, variables: dict[str, str], b: _Builder, key: str, line: int | None) -> str:
@@ -394,6 +444,14 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
             b.err(f"bad variable name {k!r} in --set", f"--set {k}", None, "use --set name=value")
             continue
+        if k in BUILTIN_VARS and (k not in raw_vars or k == "state_dir"):
+            # A command file carries --set values too: changing {python} would
+            # run another program as the pipeline's owner.
+            b.err(f"--set {k}: {{{k}}} is a built-in variable ({BUILTIN_VARS[k]}) and --set "
+                  "cannot change it", f"--set {k}", None,
+                  "set [pipeline] state_dir in the file" if k == "state_dir" else
+                  f"to make it settable, declare it in {path.name}: [vars] {k} = \"...\"")
+            continue
         if k not in mentioned:
             close = difflib.get_close_matches(k, sorted(mentioned), n=1)
             known = ", ".join(sorted(set(mentioned) - {"config_dir", "python"})) or "none"
@@ -442,6 +500,18 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         seen[s.name] = i
         stages.append(s)
 
+    logs: dict[str, StageConfig] = {}
+    for s in stages:
+        # Two stages writing one file mix their lines, and the alerts of one
+        # would be read as the other's.
+        key = os.path.realpath(s.log)
+        if key in logs:
+            b.err(f"stages {logs[key].name!r} and {s.name!r} share the log {s.log}",
+                  f"stage[{s.name}].log", b.loc.key_line("stage", "log", seen[s.name])
+                  or b.loc.table_line("stage", seen[s.name]),
+                  f"give each stage its own log, e.g. log = \"{Path(s.log).with_name(s.name + '.log')}\"")
+        else:
+            logs[key] = s
     names = {s.name for s in stages}
     for i, s in enumerate(stages):
         for d in s.depends_on:
@@ -475,15 +545,20 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
     if check_rules and rule_specs:
         for e in validate_rules(rule_specs, path):
             b.errors.append(e)
-    learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
-                                             variables, b, "pipeline.learned_rules",
-                                             b.loc.key_line("pipeline", "learned_rules"))
+    if "learned_rules" in pipe or (path.parent / LEARNED_RULES_DEFAULT).exists():
+        learned_path = path.parent / _substitute(str(pipe.get("learned_rules", LEARNED_RULES_DEFAULT)),
+                                                 variables, b, "pipeline.learned_rules",
+                                                 b.loc.key_line("pipeline", "learned_rules"))
+    else:
+        # Taught from a front end: state, like the run records, not a file in the user's repository.
+        learned_path = state_dir / LEARNED_RULES_IN_STATE
     learned = _load_learned_rules(learned_path, b)
     if check_rules and learned:
         b.errors.extend(validate_rules(learned, learned_path))
     rule_specs += learned
 
     _check_retry_reasons(stages, rule_specs, b, seen)
+    metrics = _build_metrics(raw.get("metrics", {}), b)
 
     if b.errors:
         raise b.errors[0] if len(b.errors) == 1 else ConfigErrors(b.errors)
@@ -492,7 +567,7 @@ def build_config(raw: dict[str, Any], path: Path, text: str, overrides: dict[str
         rules=rule_specs, alerts=alerts, drift_threshold=float(drift),
         stall_floor_s=stall_floor or 300.0, stop_grace_s=stop_grace or 30.0,
         gpu_interval_s=gpu_interval or 1.0, overrides=dict(overrides),
-        learned_rules=learned_path,
+        learned_rules=learned_path, metrics=metrics,
     )
 
 
@@ -500,7 +575,9 @@ def _load_learned_rules(path: Path, b: _Builder) -> list[dict[str, Any]]:
     """The ``[[rule]]`` tables of the learned-rules file; none while it does not exist."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # Nothing taught yet; a directory above it that is not one (an unusable
+        # state_dir) is reported with its own key, not as unreadable rules.
         return []
     except (OSError, UnicodeDecodeError) as e:
         b.errors.append(ConfigError(f"cannot read the learned rules: {e}", path=str(path),
@@ -523,32 +600,35 @@ def _load_learned_rules(path: Path, b: _Builder) -> list[dict[str, Any]]:
 
 
 _RETRY_REASON_RE = re.compile(r"^(any|exit:-?\d+|signal:\d+)$")
-# Ids the log monitor reports besides rule ids (its own detectors).
-_DETECTOR_IDS = {"traceback", "traceback-handled", "early-exit", "stalled", "hang-suspected"}
 
 
 def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, Any]], b: _Builder,
                          index: dict[str, int]) -> None:
-    """A typo in ``retry.on`` would make a retry policy that never fires: reject it."""
+    """A typo in ``retry.on`` would make a retry policy that never fires: reject it.
+
+    The ids a run can report are the registry's (eagle3tui/logs/families.toml: the
+    judge's, the monitor's and the stall detector's own verdicts, and every shipped
+    rule) plus the user's ``[[rule]]`` ids.
+    """
     if all(s.retry is None for s in stages):
         return  # nothing to check: the classifier's start-up is not paid for
     try:
-        from eagle3tui.logs.judge import EXPLAIN
-        from eagle3tui.logs.rules import load_shipped_rules
-        # Rule ids, and the ids the structural judge gives (process-died, nccl-failure, ...).
-        known = {r.id for r in load_shipped_rules()} | set(EXPLAIN)
-    except (ImportError, ConfigError):
+        from eagle3tui.logs.catalog import verdict_ids
+        from eagle3tui.logs.families import did_you_mean
+        known = set(verdict_ids())
+    except (ImportError, ValueError, ConfigError):
         return
-    known |= {str(r.get("id")) for r in rule_specs} | _DETECTOR_IDS
+    known |= {str(r.get("id")) for r in rule_specs}
     for s in stages:
         if s.retry is None:
             continue
         for reason in s.retry.on:
             if not _RETRY_REASON_RE.match(reason) and reason not in known:
-                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any",
+                b.err(f"retry.on: {reason!r} is neither a rule id nor exit:N / signal:N / any"
+                      f"{did_you_mean(reason, known)}",
                       f"stage[{s.name}].retry.on", b.loc.key_line("stage", "retry", index.get(s.name, 0)),
-                      "use a rule id such as " + ", ".join(sorted(known)[:8]) + ", ... "
-                      "(eagle3tui/logs/builtin_rules.toml lists them all)")
+                      "use a verdict id such as nccl, oom, error-then-ended, or exit:137 / signal:9 / any "
+                      "(eagle3tui/logs/families.toml and builtin_rules.toml list every id)")
 
 
 def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:
@@ -600,7 +680,11 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
             b.err(f"unknown key {key!r}", f"{k}.{key}", line(key),
                   one_of(key, STAGE_KEYS))
 
+    used: dict[str, str] = {}
+
     def sub(value: str, key: str) -> str:
+        if key in ("command", "env", "cwd", "outputs"):
+            used.update((n, variables[n]) for n in _VAR_RE.findall(value) if n in variables)
         return _substitute(value, variables, b, f"{k}.{key}", line(key))
 
     shell = st.get("shell", False)
@@ -787,6 +871,19 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         b.err("description must be a string", f"{k}.description", line("description"))
         description = ""
 
+    result = st.get("result")
+    if result is not None:
+        from eagle3tui.logs.rules import compile_user_pattern
+
+        try:
+            if not isinstance(result, str) or not result:
+                raise ValueError("it must be a non-empty string")
+            compile_user_pattern(result)
+        except ValueError as e:
+            b.err(f"result {result!r} is not a usable pattern: {e}", f"{k}.result", line("result"),
+                  "write the text the result lines contain, e.g. result = \"acceptance length\"")
+            result = None
+
     executor, slurm = _build_executor(st, i, k, b, variables)
 
     return StageConfig(
@@ -794,7 +891,68 @@ def _build_stage(st: Any, i: int, b: _Builder, variables: dict[str, str], config
         estimate_s=estimate, phases=phases, gpus=gpus, resume=resume, log=log, outputs=outputs, kind=kind,
         ready=ready, stop_grace_s=grace, retry=retry, on_fatal=on_fatal, disk=disk,
         description=description, line=head, executor=executor, slurm=slurm,
+        command_line=line("command") or head, variables=dict(sorted(used.items())), result=result,
+        acceptance=_build_acceptance(st, k, b, line, kind, sub, config_dir),
     )
+
+
+def _build_acceptance(st: dict[str, Any], k: str, b: _Builder, line: Callable[[str], int | None],
+                      kind: str, sub: Callable[[str, str], str], config_dir: Path) -> AcceptancePolicy | None:
+    """``acceptance = { min_length = 1.3, window = "5m" }``; on by default for services."""
+    example = 'e.g. acceptance = { min_length = 1.3, window = "5m" } (or acceptance = false)'
+    r = st.get("acceptance", kind == "service")
+    if r is False:
+        return None
+    if r is True:
+        return AcceptancePolicy()
+    if not isinstance(r, dict):
+        b.err("acceptance must be a table or false", f"{k}.acceptance", line("acceptance"), example)
+        return None
+    for rk in r:
+        if rk not in ACCEPTANCE_KEYS:
+            b.err(f"unknown key {rk!r} in acceptance", f"{k}.acceptance.{rk}", line("acceptance"),
+                  one_of(rk, ACCEPTANCE_KEYS))
+    low = r.get("min_length", AcceptancePolicy.min_length)
+    if isinstance(low, bool) or not isinstance(low, (int, float)) or not 1.0 <= low <= 64.0:
+        b.err(f"acceptance.min_length must be a number of tokens from 1 to 64, got {low!r}",
+              f"{k}.acceptance.min_length", line("acceptance"), example)
+        low = AcceptancePolicy.min_length
+    window = b.duration(r.get("window", AcceptancePolicy.window_s), f"{k}.acceptance.window",
+                        line("acceptance"), AcceptancePolicy.window_s, example)
+    evaluated = None
+    if "evaluated" in r:
+        if not isinstance(r["evaluated"], str):
+            b.err("acceptance.evaluated must be a path (the evaluate stage's eval.json)",
+                  f"{k}.acceptance.evaluated", line("acceptance"), 'e.g. evaluated = "{out}/eval.json"')
+        else:
+            evaluated = _abs(Path(sub(r["evaluated"], "acceptance")), config_dir)
+    return AcceptancePolicy(min_length=float(low), window_s=float(window), evaluated=evaluated)
+
+
+def _build_metrics(raw: Any, b: _Builder) -> MetricsConfig:
+    """``[metrics] listen = "127.0.0.1:9464"``: loopback unless ``allow_remote = true``."""
+    if not isinstance(raw, dict):
+        b.err("[metrics] must be a table", "metrics", b.loc.table_line("metrics"))
+        return MetricsConfig()
+    for k in raw:
+        if k not in METRICS_KEYS:
+            b.err(f"unknown key {k!r} in [metrics]", f"metrics.{k}", b.loc.key_line("metrics", k),
+                  one_of(k, METRICS_KEYS))
+    allow = raw.get("allow_remote", False)
+    if not isinstance(allow, bool):
+        b.err(f"allow_remote must be true or false, got {allow!r}", "metrics.allow_remote",
+              b.loc.key_line("metrics", "allow_remote"))
+        allow = False
+    listen = raw.get("listen")
+    if listen is None:
+        return MetricsConfig(allow_remote=allow)
+    try:
+        listen_address(str(listen) if isinstance(listen, str) else repr(listen), allow)
+    except ValueError as e:
+        b.err(str(e), "metrics.listen", b.loc.key_line("metrics", "listen"),
+              'write listen = "127.0.0.1:9464" (add allow_remote = true to serve other hosts)')
+        return MetricsConfig(allow_remote=allow)
+    return MetricsConfig(listen=str(listen), allow_remote=allow)
 
 
 def _build_on_fatal(st: dict[str, Any], k: str, b: _Builder,
@@ -923,9 +1081,30 @@ def _build_alerts(raw: Any, b: _Builder, variables: dict[str, str]) -> AlertsCon
               b.loc.key_line("alerts", "log_warnings") or b.loc.table_line("alerts"),
               "write log_warnings = true to send WARNING lines of the logs to the command too")
         log_warnings = False
+    notify: tuple[str, ...] = ()
+    if "notify" in raw:
+        n = raw["notify"]
+        if isinstance(n, list) and all(isinstance(x, str) and "://" in x for x in n):
+            # {var} as everywhere; ${NAME} is the environment's, read when sending.
+            notify = tuple(_substitute(re.sub(r"\$\{(\w+)\}", r"${{\1}}", x), variables, b, "alerts.notify",
+                                       b.loc.key_line("alerts", "notify")) for x in n)
+        else:
+            b.err("alerts.notify must be a list of Apprise URLs", "alerts.notify",
+                  b.loc.key_line("alerts", "notify"),
+                  'write notify = ["ntfy://ntfy.sh/my-topic", "slack://${SLACK_TOKEN}"] '
+                  "(secrets as ${NAME} from the environment, or in notify_file)")
+    notify_file = None
+    if "notify_file" in raw:
+        if isinstance(raw["notify_file"], str):
+            notify_file = Path(os.path.expanduser(_substitute(raw["notify_file"], variables, b,
+                                                              "alerts.notify_file",
+                                                              b.loc.key_line("alerts", "notify_file"))))
+        else:
+            b.err("alerts.notify_file must be a path", "alerts.notify_file",
+                  b.loc.key_line("alerts", "notify_file"), 'e.g. notify_file = "~/.config/eagle3tui/notify"')
     return AlertsConfig(command=command, min_level=level, rate_limit_per_min=rate,
                         timeout_s=timeout, dedup_window_s=window, hold_fatal_s=hold,
-                        log_warnings=log_warnings)
+                        log_warnings=log_warnings, notify=notify, notify_file=notify_file)
 
 
 def find_cycle(stages: list[StageConfig]) -> list[str] | None:
@@ -995,9 +1174,40 @@ def missing_executables(config: PipelineConfig, names: list[str] | None = None) 
         if not ok:
             errors.append(ConfigError(
                 f"stage {s.name!r}: executable {prog!r} not found", path=str(config.path),
-                key=f"stage[{s.name}].command", line=s.line,
+                key=f"stage[{s.name}].command", line=s.command_line or s.line,
                 fix="install it, give its full path, or fix PATH in the stage's env"))
     return errors
+
+
+def uncreatable_dirs(config: PipelineConfig) -> list[ConfigError]:
+    """The state directory and log directories that could not be made or written, as errors.
+
+    A launch would otherwise fail only when the stage is due (and, for the
+    state directory, before the driver could say anything)."""
+    errors = []
+    wanted = [(config.state_dir, "pipeline.state_dir", None, "the state directory")]
+    wanted += [(s.log.parent, f"stage[{s.name}].log", s.line, f"the log directory of stage {s.name!r}")
+               for s in config.stages]
+    for directory, key, line, what in wanted:
+        why = _why_not_creatable(Path(directory))
+        if why:
+            errors.append(ConfigError(f"{what} {directory} cannot be used: {why}", path=str(config.path),
+                                      key=key, line=line,
+                                      fix="point it at a directory you can write (it is created if missing)"))
+    return errors
+
+
+def _why_not_creatable(directory: Path) -> str | None:
+    p = directory
+    while not p.exists():
+        if p.parent == p:
+            return None
+        p = p.parent
+    if not p.is_dir():
+        return f"{p} is a file, not a directory"
+    if not os.access(p, os.W_OK | os.X_OK):
+        return f"{p} is not writable by this user (or is on a read-only filesystem)"
+    return None
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

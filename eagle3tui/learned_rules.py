@@ -1,8 +1,9 @@
 """Rules an engineer teaches from a front end: "that ERROR line is harmless".
 
 A marked line becomes a ``[[rule]]`` in the pipeline's learned-rules file
-(``eagle3tui-rules.toml`` beside pipeline.toml unless ``[pipeline]
-learned_rules`` names another), which the configuration loads after its own
+(``learned-rules.toml`` in the state directory, or ``eagle3tui-rules.toml``
+beside pipeline.toml where one is there already, or the file ``[pipeline]
+learned_rules`` names), which the configuration loads after its own
 ``[[rule]]`` tables. The pattern is the line's message *literal*, escaped:
 the longest stretch of its body (log header, timestamps and worker tags
 peeled off) that holds no digit, so the same message with other numbers,

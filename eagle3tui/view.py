@@ -46,6 +46,8 @@ class GpuRow(GpuInfo):
     node: str | None = None
     # The node's report is older than a few of its intervals: the figures are the last known.
     stale: bool = False
+    # The last NVIDIA Xid event of this GPU (telemetry/xid.py): code, action, stage, text.
+    xid: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -166,7 +168,8 @@ class PipelineView:
             rows.append(GpuRow(
                 index=idx, **figures,
                 holders=sorted(holders.get(idx, [])), other_bytes=others.get(idx, 0),
-                history=[float(v) for v in history.get(str(idx), [])]))
+                history=[float(v) for v in history.get(str(idx), [])],
+                xid=(g.get("xid") or {}).get(str(idx))))
         return rows + self._remote_gpu_rows()
 
     def _remote_gpu_rows(self) -> list[GpuRow]:
@@ -248,7 +251,7 @@ def remaining_now(eta: dict[str, Any], now: float) -> float | None:
 
 
 def describe_figures(figures: dict[str, Any] | None) -> str:
-    """A server's live figures as a note: ``412 tok/s · 12 running · 3 queued · KV 43%``."""
+    """A server's live figures as a note: ``412 tok/s · 12 running · 3 queued · KV 43% · accept len 2.92 (64%)``."""
     f = figures or {}
     parts = []
     if f.get("throughput_tok_s") is not None:
@@ -259,6 +262,13 @@ def describe_figures(figures: dict[str, Any] | None) -> str:
         parts.append(f"{int(f['queued_reqs'])} queued")
     if f.get("kv_usage") is not None:
         parts.append(f"KV {float(f['kv_usage']):.0%}")
+    if f.get("acceptance_length") is not None:
+        # Speculative decoding: mean tokens per verification step, and the draft tokens kept.
+        rate = f.get("acceptance_rate")
+        parts.append(f"accept len {float(f['acceptance_length']):.2f}"
+                     + (f" ({float(rate):.0%})" if rate is not None else ""))
+    elif f.get("acceptance_rate") is not None:
+        parts.append(f"accept {float(f['acceptance_rate']):.0%}")
     return " · ".join(parts)
 
 

@@ -26,6 +26,15 @@ Baselines on the same prompts: the same draft architecture untrained
 (initialised exactly as training starts) and prompt-lookup (n-gram) decoding.
 ``--curve CKPT_DIR`` also measures every epoch checkpoint the train stage kept
 (the learning curve: acceptance length against training tokens and epochs).
+
+Speed (``--speed-batches 1 8 64``, :mod:`pipeline.decode_speed`): wall-clock
+latency per request and tokens/s of greedy, the draft and prompt lookup at each
+batch size, the drafter's own cost included; ``--speed-only`` measures just that
+(for a dtype where the lossless check is not exact, such as bf16).
+
+The summary says, at each K, whether the draft beats prompt lookup; ``--note``
+adds a line of context beside it (the demo says there what a small CPU run can
+and cannot show, and where the GPU figures are).
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from pipeline.common import (
     progress,
     run_stage,
 )
+from pipeline.decode_speed import measure_speed
 from pipeline.speculative import (
     DecodeResult,
     EagleDrafter,
@@ -98,7 +108,9 @@ def _prompts(args: Any, tok: Any) -> list[list[int]]:
             if first > 0:
                 out.append(ids[:first].tolist())
     else:
-        for _n, rec in iter_jsonl(Path(args.prompts), fix="one JSON object per line"):
+        for n, (_line, rec) in enumerate(iter_jsonl(Path(args.prompts), fix="one JSON object per line")):
+            if n < args.start:
+                continue
             msgs = (rec.get("messages") or rec.get("conversations")
                     or [{"role": "user", "content": rec.get("prompt", "")}])
             last_user = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
@@ -269,6 +281,14 @@ def run_evaluate(args: Any) -> int:
     eos.update(e if isinstance(e, list) else ([e] if e is not None else []))
     target = TargetCapture(model, aux)
     prompts = _prompts(args, tok)
+    if args.speed_only:
+        speed = _speed(args, target, prompts, eos, drafters)
+        results = {"target": str(args.model), "draft": str(args.draft), "dtype": str(dtype).replace("torch.", ""),
+                   "device": device, "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "speed": speed}
+        if args.out:
+            atomic_write_json(args.out, results)
+        _print_speed(speed)
+        return 0
     runs = [(name, k) for name in drafters for k in args.k]
     bar = progress(1 + len(runs), desc="evaluate", unit="run")
     t_all = time.monotonic()
@@ -286,6 +306,7 @@ def run_evaluate(args: Any) -> int:
                 for name, d in drafters.items() if isinstance(d, EagleDrafter)}
     coverage = draft_vocab_coverage(greedy.tokens, maps["t2d"])
     curve = _learning_curve(args, target, prompts, greedy, eos, embed, dtype, device) if args.curve else []
+    speed = _speed(args, target, prompts, eos, drafters) if args.speed_batches else []
     elapsed = time.monotonic() - t_all
     n_tok = sum(len(g) for g in greedy.tokens)
     results = {
@@ -300,6 +321,7 @@ def run_evaluate(args: Any) -> int:
         "next_token_accuracy": accuracy,
         "draft_vocab_coverage": coverage,
         "learning_curve": curve,
+        "speed": speed,
     }
     if args.out:
         atomic_write_json(args.out, results)
@@ -314,6 +336,12 @@ def run_evaluate(args: Any) -> int:
     acc_txt = ", ".join(f"{a:.3f} ({n})" for n, a in accuracy.items())
     print(f"evaluate: next-token accuracy along the greedy outputs (teacher-forced) {acc_txt}; "
           f"{100.0 * coverage:.2f}% of those tokens are in the draft vocabulary (the ceiling)", flush=True)
+    if "ngram" in drafters:
+        for line in _against_lookup(methods, args.k):
+            print(line, flush=True)
+    if args.note:
+        print(f"evaluate: note: {args.note}", flush=True)
+    _print_speed(speed)
     for point in curve:
         print(f"evaluate: curve: epoch {point['epoch']} ({point['train_tokens']:,} training tokens) "
               f"K={point['k']} acceptance length {point['acceptance_length']:.2f}, "
@@ -327,6 +355,39 @@ def run_evaluate(args: Any) -> int:
               f"{', '.join(bad)} (see {args.out or 'the results JSON'})", flush=True)
         return 1
     return 0
+
+
+def _against_lookup(methods: dict[str, dict[str, Any]], ks: list[int]) -> list[str]:
+    """One verdict line: does the draft beat prompt lookup at each K (acceptance length, same prompts)?"""
+    parts, beats = [], []
+    for k in ks:
+        a, b = methods[f"eagle3@K={k}"]["acceptance_length"], methods[f"ngram@K={k}"]["acceptance_length"]
+        beats.append(a > b)
+        parts.append(f"K={k} {a:.2f} vs {b:.2f} ({a / b:.2f}x)")
+    verdict = "beats" if all(beats) else ("does not beat" if not any(beats) else "beats only in part")
+    return [f"evaluate: the draft {verdict} prompt lookup: {'; '.join(parts)}"]
+
+
+def _speed(args: Any, target: TargetCapture, prompts: list[list[int]], eos: set[int],
+           drafters: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`measure_speed` for greedy, the trained draft and prompt lookup at every K (the untrained one is skipped)."""
+    methods: dict[str, Any] = {"greedy": (None, 0)}
+    for name, d in drafters.items():
+        if name == "untrained":
+            continue
+        factory = (lambda m=d.draft: EagleDrafter(m)) if isinstance(d, EagleDrafter) else NgramDrafter
+        for k in args.k:
+            methods[f"{name}@K={k}"] = (factory, k)
+    return measure_speed(target, prompts, args.max_new_tokens, eos, methods, args.speed_batches or [1, 8, 64],
+                         args.speed_requests)
+
+
+def _print_speed(speed: list[dict[str, Any]]) -> None:
+    for b in sorted({r["batch"] for r in speed}):
+        rows = [r for r in speed if r["batch"] == b]
+        parts = [f"{r['method']} {r['tokens_per_s']:,.0f} tok/s, {r['latency_s'] * 1000:,.0f} ms/request "
+                 f"({r['speedup_over_greedy']:.2f}x)" for r in rows]
+        print(f"evaluate: speed at batch {b} ({rows[0]['requests']} requests): {'; '.join(parts)}", flush=True)
 
 
 def _learning_curve(args: Any, target: TargetCapture, prompts: list[list[int]], greedy: DecodeResult,
@@ -361,7 +422,8 @@ def build_parser() -> Any:
     src.add_argument("--prepared-data", help="tokenized dataset; prompts = each sample's non-loss prefix")
     src.add_argument("--prompts",
                      help="JSONL with {\"prompt\"}, {\"messages\"} or prepare's {\"conversations\"} per line")
-    p.add_argument("--start", type=int, default=0, help="first sample of --prepared-data to use (held out)")
+    p.add_argument("--start", type=int, default=0,
+                   help="first sample of --prepared-data (or first record of --prompts) to use: the held-out ones")
     p.add_argument("--num-prompts", type=int, default=64)
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--k", type=int, nargs="+", default=[3, 7], help="draft chain lengths")
@@ -378,6 +440,14 @@ def build_parser() -> Any:
                    help="a departure from greedy where its top-2 logit margin is at most this is a near-tie, "
                         "not a failure (default: 0 in float32, 0.1 otherwise)")
     p.add_argument("--curve", default=None, help="train --out directory: also measure its epoch-*.pt checkpoints")
+    p.add_argument("--speed-batches", type=int, nargs="*", default=[], metavar="B",
+                   help="also time greedy, the draft and prompt lookup at these batch sizes (e.g. 1 8 64): latency "
+                        "per request and tokens/s, the drafter's cost included")
+    p.add_argument("--speed-requests", type=int, default=8,
+                   help="prompts each batch size decodes at least (batch 1: that many timed requests)")
+    p.add_argument("--speed-only", action="store_true",
+                   help="only the speed measurement (--speed-batches, default 1 8 64); no acceptance or lossless check")
+    p.add_argument("--note", default=None, help="a line printed beside the results (what this run can show)")
     p.add_argument("--out", default=None, help="write the full results as JSON here")
     return p
 

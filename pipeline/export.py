@@ -30,10 +30,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import temp_dir_for, umask_mode
 from pipeline.common import StageError, fsync_dir, log, make_parser, run_stage
 
 __all__ = ["check_draft", "export_draft", "main", "run_export", "server_layer_reading"]
@@ -132,9 +132,10 @@ def export_draft(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]
     }
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    tmp = temp_dir_for(target)
     try:
         save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        umask_mode(tmp / "model.safetensors")  # safetensors writes 0600
         (tmp / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
         for name in ("model.safetensors", "config.json"):
             fd = os.open(tmp / name, os.O_RDONLY)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import fsync_dir
+from pipeline.atomic import fsync_dir, umask_mode
 from pipeline.common import StageError, atomic_write_text, load_manifest
 
 FORMAT = "eagle3-hidden/1"
@@ -375,6 +375,7 @@ def save_target_files(out: Path, model: Any, config: Any) -> None:
     emb, head = target_heads(model)
     tmp = out / f".{TARGET_HEADS}.partial"
     save_file({"embed_tokens": emb, "lm_head": head}, str(tmp))
+    umask_mode(tmp)  # safetensors writes 0600
     os.replace(tmp, out / TARGET_HEADS)
 
 

@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+from pipeline.atomic import temp_dir_for
+
 # Set before transformers/huggingface_hub are imported anywhere in this process,
 # so no code path can reach the network for model files.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -234,7 +236,7 @@ def convert_to_hf(model: str | os.PathLike[str], out: str | os.PathLike[str], dt
     m = load_model(model, gguf_file, dtype=dtype, device="cpu", **kwargs)
     tok = load_tokenizer(model, gguf_file)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    tmp = temp_dir_for(target)
     try:
         m.save_pretrained(tmp)
         tok.save_pretrained(tmp)

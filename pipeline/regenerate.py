@@ -230,6 +230,7 @@ class RegenerateConfig:
     batch_size: int = 256  # local backend: prompts per generate call
     device: str = "auto"
     dtype: str = "auto"
+    decoder: str = "auto"  # local backend: slots (continuous batching), generate, or auto (slots where it can)
 
 
 @dataclass
@@ -633,6 +634,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=256, help="local backend: prompts per generate call")
     p.add_argument("--device", default="auto", help="local backend: auto, cuda, cpu")
     p.add_argument("--dtype", default="auto", help="local backend: auto (bf16 on GPU), float32, ...")
+    p.add_argument("--decoder", choices=["auto", "slots", "generate"], default="auto",
+                   help="local backend: slots = continuous batching over a preallocated KV cache; generate = "
+                        "transformers' generate per batch; auto = slots where the model allows it")
     p.add_argument("--server", action="append", default=[], metavar="URL",
                    help="server base URL, repeatable for round-robin (default http://127.0.0.1:8000)")
     p.add_argument("--model", default=None,
@@ -681,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout=args.timeout, retries=args.retries, backoff=args.backoff, limit=args.limit,
         extra_body=extra, api_key=args.api_key, wait_ready=args.wait_ready, summary=args.summary,
         show_progress=not args.no_progress, samples=args.samples_per_prompt, backend=args.backend,
-        batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+        batch_size=args.batch_size, device=args.device, dtype=args.dtype, decoder=args.decoder,
     )
     try:
         stats = regenerate(cfg)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import umask_mode
 from pipeline.common import StageError, atomic_write_text, log
 from pipeline.hidden_states import STREAMS, TARGET_CONFIG, TARGET_HEADS
 
@@ -232,6 +233,7 @@ class VLLMCapture:
                        m.lm_head.weight.detach().to("cpu", torch.bfloat16).clone())
         )[0]
         save_file({"embed_tokens": heads[0], "lm_head": heads[1]}, str(out / f".{TARGET_HEADS}.partial"))
+        umask_mode(out / f".{TARGET_HEADS}.partial")  # safetensors writes 0600
         os.replace(out / f".{TARGET_HEADS}.partial", out / TARGET_HEADS)
 
     def run_shard(self, ds: Any, shard: list[int], lengths: Sequence[int], bar: Any) -> dict[str, Any]:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pipeline.atomic import fsync_dir, fsync_file
+from pipeline.atomic import fsync_dir, fsync_file, temp_dir_for, umask_mode
 from pipeline.common import StageError, load_manifest
 
 __all__ = ["FORMAT", "TokenizedDataset", "write_tokenized_dataset"]
@@ -90,7 +89,7 @@ def write_tokenized_dataset(
     manifest.setdefault("max_len", None)
     manifest.setdefault("chat_template_sha256", None)
 
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    tmp = temp_dir_for(target)
     try:
         save_file(
             {
@@ -101,6 +100,7 @@ def write_tokenized_dataset(
             str(tmp / DATA),
             metadata={"format": FORMAT},
         )
+        umask_mode(tmp / DATA)  # safetensors writes 0600
         (tmp / IDS).write_text(json.dumps(ids, ensure_ascii=False) + "\n", encoding="utf-8")
         # The manifest is written last: its presence marks a complete dataset even
         # for a reader that ignores the directory rename.

@@ -27,11 +27,47 @@ def test_parse_duration(text, seconds):
 
 @pytest.mark.parametrize("bad", ["", "abc", "10x", "5", "m", "1h30", "-5m", "1:2:3:4"])
 def test_parse_duration_rejects(bad):
-    if bad == "5":
-        assert parse_duration(bad) == 5  # a bare number is seconds
-        return
     with pytest.raises(ValueError):
         parse_duration(bad)
+
+
+@pytest.mark.parametrize("text,seconds", [
+    ("10min", 600), ("10 min", 600), ("10 minutes", 600), ("1 minute", 60), ("1 hour", 3600),
+    ("2 hours", 7200), ("1hr", 3600), ("90s", 90), ("90 sec", 90), ("90 seconds", 90),
+    ("1 hour 30 min", 5400), ("1h30min", 5400), ("2 days", 172800), ("1.5 hours", 5400),
+])
+def test_parse_duration_accepts_common_spellings(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_parse_duration_errors_name_the_unit_not_a_letter():
+    with pytest.raises(ValueError) as e:
+        parse_duration("10 mnutes")
+    assert "unknown unit 'mnutes'" in str(e.value) and "did you mean 'minutes'" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        parse_duration("3 fortnights")
+    assert "unknown unit 'fortnights'" in str(e.value)
+
+
+def test_a_bare_number_string_is_refused_with_a_fix(tmp_path):
+    with pytest.raises(ValueError) as e:
+        parse_duration("90")
+    assert "no unit" in str(e.value) and '"90s"' in str(e.value) and '"90m"' in str(e.value)
+    p = write(tmp_path, '[pipeline]\nname = "d"\n[[stage]]\nname = "s"\ncommand = ["true"]\n'
+                        'estimate = "90"\n')
+    with pytest.raises(ConfigError) as ce:
+        load_config(p)
+    msg = str(ce.value)
+    assert "stage[s].estimate" in msg and f"{p}:6" in msg and '"90s"' in msg, msg
+
+
+def test_missing_executable_cites_the_command_line(tmp_path):
+    from eagle3tui.config import missing_executables
+
+    p = write(tmp_path, '[pipeline]\nname = "d"\n\n[[stage]]\nname = "s"\ndescription = "x"\n'
+                        'command = ["no-such-program-e3x", "--y"]\n')
+    errors = missing_executables(load_config(p))
+    assert len(errors) == 1 and f"{p}:7" in str(errors[0]), str(errors[0])
 
 
 def test_format_duration():

@@ -75,3 +75,15 @@ def test_the_pipeline_loads_learned_rules_and_names_the_file_when_broken(tmp_pat
     with pytest.raises(ConfigError) as e:
         load_config(tmp_path / "pipeline.toml")
     assert "eagle3tui-rules.toml" in str(e.value)
+
+
+def test_rules_taught_from_a_front_end_go_to_the_state_directory(tmp_path: Path) -> None:
+    from eagle3tui.config import load_config
+
+    (tmp_path / "pipeline.toml").write_text('[pipeline]\nname = "lr"\n[[stage]]\nname = "s"\ncommand = ["true"]\n')
+    cfg = load_config(tmp_path / "pipeline.toml")
+    assert cfg.learned_rules == cfg.state_dir / "learned-rules.toml"
+    learn(cfg.learned_rules, LINE, "benign", stage="s")
+    assert not (tmp_path / "eagle3tui-rules.toml").exists()
+    again = load_config(tmp_path / "pipeline.toml")
+    assert any(r.get("id") == "learned-benign-1" for r in again.rules), again.rules

@@ -449,7 +449,7 @@ def test_a_progress_record_with_a_loss_scale_stays_progress(tmp_path: Path) -> N
     assert verdict(tmp_path, row["text"], row["kind"], without_catalog_ruleset())[0] == "progress"
 
 
-if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/logs.md
+if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/history/logs-notebook.md
     import tempfile
 
     bare = without_catalog_ruleset()

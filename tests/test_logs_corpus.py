@@ -34,7 +34,7 @@ THRESHOLDS = {"fatal_recall": 0.95, "false_fatal": 0.03, "benign_recognised": 0.
 # so these figures are what the classifier does on logs it was not fitted to.
 # The held-out split's first 472 excerpts (rows 0-1489; the whole split until batch ten, rows
 # 1490-1617, was added by round fresh10 and is held to its own floor below) at its measurement
-# after round fresh9 (docs/logs.md); batch nine (rows 1366-1489, collected to be representative
+# after round fresh9 (docs/history/logs-notebook.md); batch nine (rows 1366-1489, collected to be representative
 # of the EAGLE-3 pipeline's stack after the session's classifier changes, labelled and committed
 # before scoring, never used to tune) moved it (its held-out half recognises 7 of 10 fatal endings, 2 of 6 benign
 # lines, 5 of 6 progress lines, and calls one of 29 non-fatal lines fatal), to 0.862 / 0.024 /
@@ -162,7 +162,7 @@ def test_scores_reach_the_thresholds(scorer: ModuleType, rows: list[dict]) -> No
     # was session eight's never-tuned check for round one (29/41 fatal endings before it, 33/41
     # after), then round two read its misses, so it is tune data now. Batch eleven's tune half (rows
     # from FRESH11_FROM_ROW on) is round two's never-tuned check, and batch twelve's (from
-    # FRESH12_FROM_ROW on) session nine's: their scores are reported (docs/logs.md, "Fresh batch
+    # FRESH12_FROM_ROW on) session nine's: their scores are reported (docs/history/logs-notebook.md, "Fresh batch
     # eleven"; tests/fixtures/corpus/README.md), not held to thresholds that would invite tuning to them.
     tuned = [r for r in rows[:FRESH11_FROM_ROW] if r["split"] == "tune"]
     _holds(scorer.score(tuned), THRESHOLDS, "tune split", scorer)
@@ -191,7 +191,7 @@ def test_heldout_scores_do_not_regress(
 
 
 # Each representative batch's own held-out half, at its measurement (rows: label, columns:
-# verdict in docs/logs.md). Batch seven (rows 1154-1262, 36 excerpts) and batch eight (rows
+# verdict in docs/history/logs-notebook.md). Batch seven (rows 1154-1262, 36 excerpts) and batch eight (rows
 # 1263-1365, 34) at their measurement after their rounds, which is also their unchanged first
 # score: each batch was scored before any change, and the round's cues came from tune rows only.
 # Batch nine (rows 1366-1489, 39) at its first and only score: it was collected after the

@@ -34,7 +34,9 @@ def test_issue_example_single_line() -> None:
     assert eta is not None
     assert eta.projected_s == pytest.approx(28 * 60 + 50)  # 01:33 + 27:17
     assert eta.drift == pytest.approx(0.31, abs=0.005)
-    assert crossed  # +31% is beyond the default +25%
+    # +31% is beyond the default +25%, but 4 of 64 shards after 1:33 of 22:00 is a
+    # projection, not evidence: shown, not alerted (tests/test_logs_drift_trust.py).
+    assert not crossed and eta.basis == ""
 
 
 def test_robust_rate_ignores_cached_first_shard() -> None:
@@ -133,6 +135,6 @@ def test_monitor_uses_and_records_history(tmp_path: Path) -> None:
     ev = m.poll(now=100.0)
     # Stage elapsed (100 s since started_at) + the bar's 1637 s remaining, against 1320 s.
     assert m.eta is not None and m.eta.drift == pytest.approx(1737 / 1320 - 1, abs=0.002)
-    assert [e.rule for e in ev] == ["eta-drift"]
+    assert [e.rule for e in ev] == []  # 4/64 shards is no evidence yet (test_logs_drift_trust.py)
     m.finish(exit_code=0, now=1800.0)
     assert h.load()["extract"][-1] == 1800.0

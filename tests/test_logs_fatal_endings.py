@@ -9,7 +9,7 @@ instructions, SIGILL in gdb, slurm time limits and srun's verdicts, a parent's
 CalledProcessError, an IDE's "Process finished with exit code 137", shells
 reporting a job killed by a signal (zsh, bash, the zh locale), torchrun's
 exitcode, mpirun's "exited on signal", the kernel's OOM killer, Kubernetes
-states, NVRM, prefixed Python tracebacks (docs/logs.md, "Fatal endings").
+states, NVRM, prefixed Python tracebacks (docs/history/logs-notebook.md, "Fatal endings").
 Text is as posted, trailing whitespace trimmed and markdown ``**`` removed.
 
 Counter-examples must not become fatal: real lines that look like last words
@@ -265,7 +265,7 @@ FATAL: list[tuple[str, str, str]] = [
      "/Users/bento/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: "
      "resource_tracker: There appear to be 1 leaked semaphore objects to clean up at shutdown\n"
      "  warnings.warn('resource_tracker: There appear to be %d '"),
-    # -- added after the change (scored by both trees: docs/logs.md) ----------------------------------
+    # -- added after the change (scored by both trees: docs/history/logs-notebook.md) -----------------
     ("https://github.com/sgl-project/sglang/issues/2812", "service",
      "[2025-01-25 21:59:48 TP0] Prefill batch. #new-seq: 12, #new-token: 295, #cached-token: 1680, cache hit rate: "
      "73.52%, token usage: 0.21, #running-req: 990, #queue-req: 0\n"

@@ -14,7 +14,7 @@ RayTaskError, Hugging Face's missing weight files, safetensors' bad headers,
 whitespace trimmed and markdown ``**`` / ``>`` removed.
 
 Measured with the classifier as it was before any change (75a7eac): fatal recall
-67/72 (0.931), no look-alike fatal; after: 71/72 (docs/logs.md, "Fatal endings,
+67/72 (0.931), no look-alike fatal; after: 71/72 (docs/history/logs-notebook.md, "Fatal endings,
 second set").
 
 Look-alikes must not become fatal: a server's request that failed inside ASGI
@@ -442,7 +442,7 @@ NOT_FATAL: list[tuple[str, str, str, str]] = [
      "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] Set TORCH_LOGS=\"+dynamo\" and TORCHDYNAMO_VERBOSE"),
 ]
 
-# Left as missed, with the reason (docs/logs.md): an exception line pasted with a
+# Left as missed, with the reason (docs/history/logs-notebook.md): an exception line pasted with a
 # leading blank and its message wrapped onto the next line. An indented
 # "Name: message" is a source line inside a traceback as often as an exception,
 # so indentation stays a frame's mark.

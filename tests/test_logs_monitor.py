@@ -37,9 +37,9 @@ def test_seed_extraction_log() -> None:
     assert [(e.line, e.rule) for e in benign] == [(1, "triton-kernels-import")]
     assert "safe to ignore" in benign[0].explanation
     assert not _kinds(ev, "fatal")
-    drift = [e for e in ev if e.rule == "eta-drift"]
-    assert len(drift) == 1 and drift[0].drift is not None and drift[0].drift > 0.25
-    assert drift[0].worker == "Worker_TP0"
+    # 4 of 64 shards projects +31%, but is no evidence yet: shown, not alerted.
+    assert not [e for e in ev if e.rule == "eta-drift"]
+    assert m.eta is not None and m.eta.drift is not None and m.eta.drift > 0.25
     assert m.progress is not None and (m.progress.n, m.progress.total) == (4, 64)
     assert m.progress.worker == "Worker_TP0"
     assert m.eta is not None and 30 * 60 <= m.eta.projected_s <= 33 * 60  # type: ignore[operator]

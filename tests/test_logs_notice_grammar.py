@@ -508,7 +508,7 @@ def test_a_risk_the_program_acts_to_avoid_does_not_veto(tmp_path: Path) -> None:
     assert notice_grammar.decided(body, leveled=False)
 
 
-if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/logs.md
+if __name__ == "__main__":  # pragma: no cover - the headline figures, for docs/history/logs-notebook.md
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:

@@ -11,7 +11,7 @@ after (``Exception ignored in``, a request handler's trace in a server that
 keeps serving, a Java exception a server printed), a profiler's dump.
 
 Scored once on the code before the change (commit "tests: the fresh set of round
-frames") and once after; the figures are in docs/logs.md ("Stack traces in any
+frames") and once after; the figures are in docs/history/logs-notebook.md ("Stack traces in any
 framing"):
 
 ==========================================  ==========  ==========

@@ -39,6 +39,8 @@ def test_phase_estimate_judges_the_load_bar_not_the_whole_stage():
     assert not [e for e in whole.poll() if e.rule == "eta-drift"]  # 31 min < 2h15m: no alarm
     phased = StageLogMonitor(log, estimate_s=8100,
                              phase_estimates={"Loading safetensors checkpoint shards": 22 * 60})
-    drift = [e for e in phased.poll() if e.rule == "eta-drift"]
-    assert drift and "against an estimate of 22:00" in drift[0].text
+    phased.poll()
+    # Judged against the phase's 22 minutes (+31%; no alert yet at 4/64 shards: no evidence).
+    assert phased.eta is not None and phased.eta.estimate_s == 22 * 60 and phased.eta.drift > 0.25
+    assert whole.eta is not None and whole.eta.drift is not None and whole.eta.drift < 0
     assert phased.eta_tracker.phase == "Loading safetensors checkpoint shards"

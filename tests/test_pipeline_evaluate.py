@@ -201,3 +201,50 @@ def test_incremental_draft_equals_full_recompute() -> None:
             lg, h = d.chain_step(tok, h, torch.tensor([[n - 1 + j]]), ctx, diag)
             assert torch.allclose(lg[0, -1], full_chain[j - 1], atol=1e-5), j
             tok = lg[:, -1:].argmax(-1)
+
+
+def test_speed_times_every_method_at_every_batch_and_says_whether_the_draft_beats_lookup(
+        tmp_path: Path, trained: dict[str, Path]) -> None:
+    """--speed-batches: one record per (batch, method), the same tokens for every method (lossless), greedy the
+    reference; the summary says whether the draft beats prompt lookup, and --note is printed beside it."""
+    out = tmp_path / "eval.json"
+    proc = _run(["pipeline.evaluate", "--draft", str(trained["draft"]), "--model", str(trained["target"]),
+                 "--prepared-data", str(trained["prepared"]), "--num-prompts", "8", "--max-new-tokens", str(NEW),
+                 "--device", "cpu", "--eos", "-1", "--k", "3", "--baselines", "ngram", "--speed-batches", "1", "4",
+                 "--speed-requests", "3", "--note", "a CPU demo shows the wiring, not the speed", "--out", str(out)])
+    res = json.loads(out.read_text())
+    speed = res["speed"]
+    assert [(r["batch"], r["method"]) for r in speed] == [
+        (b, m) for b in (1, 4) for m in ("greedy", "eagle3@K=3", "ngram@K=3")]
+    for r in speed:
+        assert r["requests"] == (3 if r["batch"] == 1 else 4), r
+        assert r["tokens"] == r["requests"] * NEW, r  # every method writes the same tokens: eos is off
+        assert r["seconds"] > 0 and r["tokens_per_s"] == pytest.approx(r["tokens"] / r["seconds"], rel=0.01)
+        if r["batch"] == 1:  # one request a call: its latency is the call
+            assert r["latency_s"] == pytest.approx(r["seconds"] / r["requests"], rel=0.01)
+        if r["method"] == "greedy":
+            assert r["speedup_over_greedy"] == 1.0
+    assert "evaluate: the draft beats prompt lookup: K=3 " in proc.stdout, proc.stdout
+    assert "evaluate: note: a CPU demo shows the wiring, not the speed" in proc.stdout
+    assert "evaluate: speed at batch 1 (3 requests): greedy " in proc.stdout
+    only = _run(["pipeline.evaluate", "--draft", str(trained["draft"]), "--model", str(trained["target"]),
+                 "--prepared-data", str(trained["prepared"]), "--num-prompts", "2", "--max-new-tokens", "8",
+                 "--device", "cpu", "--eos", "-1", "--k", "3", "--baselines", "ngram", "--speed-only",
+                 "--speed-batches", "2", "--out", str(tmp_path / "speed.json")])
+    res = json.loads((tmp_path / "speed.json").read_text())
+    assert "methods" not in res and [r["method"] for r in res["speed"]] == ["greedy", "eagle3@K=3", "ngram@K=3"]
+    assert "acceptance length" not in only.stdout
+
+
+def test_prompts_file_start_skips_the_first_records(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pipeline.evaluate import _prompts
+    from pipeline.model_io import load_tokenizer
+
+    tok = load_tokenizer("smollm2")
+    f = tmp_path / "p.jsonl"
+    f.write_text("".join(json.dumps({"prompt": f"question number {i}"}) + "\n" for i in range(6)), encoding="utf-8")
+    args = SimpleNamespace(prepared_data=None, prompts=str(f), start=4, num_prompts=16)
+    got = [tok.decode(p) for p in _prompts(args, tok)]
+    assert len(got) == 2 and "question number 4" in got[0] and "question number 5" in got[1]

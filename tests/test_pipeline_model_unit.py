@@ -511,6 +511,30 @@ def _mutate(src: Path, dst: Path, cfg_fn=None, w_fn=None) -> Path:  # type: igno
     return dst
 
 
+def test_exported_draft_is_readable_by_another_user(tiny_draft: Path, tiny_extracted: Path) -> None:
+    """Under umask 022 the draft is 0755 with 0644 files, and a second real user reads it."""
+    import stat
+
+    from other_user import other_user, run_as, shared_dir
+
+    with other_user() as user, shared_dir() as root:
+        out = root / "draft"
+        proc = subprocess.run([PY, "-m", "pipeline.export", "export", "--checkpoint",
+                               str(tiny_draft.parent / "ckpt"), "--out", str(out), "--extraction",
+                               str(tiny_extracted)], cwd=REPO, env=_env(), capture_output=True,
+                              text=True, timeout=240, umask=0o022)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert stat.S_IMODE(out.stat().st_mode) == 0o755
+        files = sorted(out.iterdir())
+        assert {f.name for f in files} == {"config.json", "model.safetensors"}
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o644 for f in files), \
+            [oct(f.stat().st_mode) for f in files]
+        listed = run_as(user, ["/bin/ls", str(out)])
+        read = run_as(user, ["/bin/cat", *map(str, files)])
+        assert listed.returncode == 0 and b"model.safetensors" in listed.stdout, listed
+        assert read.returncode == 0, read.stderr
+
+
 def test_check_catches_wrong_layer_id(tmp_path: Path, tiny_draft: Path, tiny_extracted: Path) -> None:
     def nested_only_inputs(c: dict) -> None:  # the classic mistake: input numbering in the nested key
         del c["eagle_aux_hidden_state_layer_ids"]

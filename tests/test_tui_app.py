@@ -375,8 +375,10 @@ async def test_teach_a_rule_from_the_log_pane(pipeline) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: view.marked is not None, "the search to mark a line")
         await pilot.press("m")
-        rules_file = cfg.path.parent / "eagle3tui-rules.toml"
+        # In the state directory, not beside pipeline.toml in the user's repository.
+        rules_file = cfg.state_dir / "learned-rules.toml"
         await wait_for(pilot, lambda: rules_file.exists(), "the learned-rules file")
+        assert not (cfg.path.parent / "eagle3tui-rules.toml").exists()
         text = rules_file.read_text()
         assert 'id = "learned-benign-1"' in text and "Error in extracting tool call from response" in text
         assert 'stages = ["serve"]' in text

@@ -4,7 +4,7 @@
   slower than its estimate: tests/fixtures/logs/issues/seed_extraction.log)
   ending in a vLLM worker's out-of-memory error (vllm_worker_oom.log, from
   https://github.com/vllm-project/vllm/issues/14095): the Triton line is not
-  critical, a drift warning fires, the OOM is critical, the one stage-failed
+  critical, no drift warning fires (4 of 64 shards is no evidence), the OOM is critical, the one stage-failed
   alert names the out-of-memory cause, and --watch exits 1.
 - A stop asked for while --watch drives: the stage prints torchrun's teardown
   box on SIGTERM and exits 1 (torchrun_sigterm_teardown.log, from
@@ -56,7 +56,8 @@ def test_seed_extraction_start_ending_in_a_worker_oom(pipeline: Pipeline) -> Non
     triton = [a for a in alerts if "Triton" in str(a["details"].get("text", ""))
               and a["kind"] != "stage-failed"]
     assert triton and all(a["level"] == "info" for a in triton), triton
-    assert any(a["kind"] == "eta-drift" and a["level"] == "warning" for a in alerts), alerts
+    # 4 of 64 shards is no evidence of an overshoot (logs/eta.py): no drift warning.
+    assert not any(a["kind"] == "eta-drift" for a in alerts), alerts
     oom = [a for a in alerts if a["kind"] == "fatal-log-event"]
     assert oom and oom[0]["level"] == "critical" and "OutOfMemoryError" in oom[0]["details"]["text"]
     failed = [a for a in alerts if a["kind"] == "stage-failed"]
@@ -110,7 +111,7 @@ def test_a_rank_death_is_one_alert_with_the_launchers_root_cause(pipeline: Pipel
     crit = [a for a in p.alerts() if a["level"] == "critical"]
     assert [a["kind"] for a in crit] == ["fatal-log-event", "stage-failed"], crit
     assert crit[0]["details"]["rule"] == "torchrun-child-failed"
-    assert "root cause rank 0 (local_rank: 0), exitcode 1 (pid: 78970)" in crit[1]["message"]
+    assert crit[1]["message"].startswith("failed: rank 0 (pid 78970) exited with code 1"), crit[1]["message"]
 
 
 HELD_THEN_EXIT = textwrap.dedent("""

@@ -5,7 +5,7 @@ each with its URL and the outcome its source establishes in manifest.jsonl)
 is printed line by line by a real subprocess run as a stage under
 ``eagle3tui --watch --run-all`` (bench/score_whole_logs.py), which then ends
 the way the recorded process ended. The floors are the figures measured
-(docs/logs.md, "Whole logs (wholelogs)"); raise them when the supervisor
+(docs/history/logs-notebook.md, "Whole logs replayed through the supervisor"); raise them when the supervisor
 does better, never lower them.
 """
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 
 # Measured after the changes of the wholelogs round (20 logs, 7 deaths) and held
-# after round two (42 logs, 17 deaths; docs/logs.md, "Round two"): manifest rows 1-42.
+# after round two (42 logs, 17 deaths; docs/history/logs-notebook.md, "Round two"): manifest rows 1-42.
 FLOORS = {
     "died_one_alert_per_failure": 1.0,  # at most one fatal-log-event critical + one stage-failed
     # The [alerts] command runs once per death, for stage-failed (alerts.hold_fatal, session nine;
@@ -40,8 +40,8 @@ FLOORS = {
 }
 CEILINGS = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 # Round three (manifest rows 43-63: 21 logs, 11 deaths), held apart so that the first 42 keep
-# their floors: measured after its changes (docs/logs.md, "Round three"), then raised by round
-# structfatal (docs/logs.md, "Fatal endings by structure, round two"), which fixed the two deaths
+# their floors: measured after its changes (docs/history/logs-notebook.md, "Round three"), then raised by round
+# structfatal (docs/history/logs-notebook.md, "Fatal endings by structure, round two"), which fixed the two deaths
 # that still failed: a vLLM traceback interleaved with a raw "Process EngineCore:" line, and a
 # notice read as missing model files ("Failed to load generation config ... Proceeding without").
 ROUND_THREE_FROM = 42
@@ -54,7 +54,7 @@ FLOORS_ROUND_THREE = {
 }
 CEILINGS_ROUND_THREE = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 # Round four (manifest rows 64-84: 21 logs, 10 deaths), session nine: scored 19/21 ok on the
-# unchanged tree (docs/logs.md, "Whole logs, round four"), held apart at the figures measured
+# unchanged tree (docs/history/logs-notebook.md, "Whole logs, round four"), held apart at the figures measured
 # after its changes (an exception message that says the rest follows; the job runner's report).
 ROUND_FOUR_FROM = 63
 FLOORS_ROUND_FOUR = {
@@ -66,7 +66,7 @@ FLOORS_ROUND_FOUR = {
 }
 CEILINGS_ROUND_FOUR = {"died_with_false_fatals": 0, "calm_false_alarms": 0}
 # Round five (manifest rows 85-103: 19 logs, 8 deaths), session nine: scored 16/19 ok on the
-# unchanged tree (docs/logs.md, "Whole logs, round five"), held apart at the figures measured
+# unchanged tree (docs/history/logs-notebook.md, "Whole logs, round five"), held apart at the figures measured
 # after its change (a traceback a logger wrote at WARNING is judged by that level). Still short:
 # two LSF kills whose cause is LSF's report (TERM_RUNLIMIT, TERM_OWNER), which no structure here
 # reads, and a CUDA device-side assertion whose AcceleratorError came after two more training

@@ -223,4 +223,30 @@ def build_hub(config: PipelineConfig, extra_sinks: Iterable[AlertSink] = (),
         # Closing the hub flushes merged alerts first, so they reach the
         # notifier before it drains its queue and stops.
         hub.on_close(notifier.close)
+    if notify and (config.alerts.notify or config.alerts.notify_file):
+        _add_apprise(hub, config)
     return hub
+
+
+def _add_apprise(hub: AlertHub, config: PipelineConfig) -> None:
+    """``[alerts] notify``: the same pages through Apprise; a bad URL or secret is said, not fatal."""
+    from eagle3tui.alerts.apprise_notify import AppriseNotifier
+    from eagle3tui.errors import ConfigError
+
+    try:
+        pager = AppriseNotifier.from_alerts(config.alerts, config.name, report=hub.emit)
+    except ConfigError as e:
+        # Said with the first alert, when every sink (the alerts file too) is in place.
+        why = str(e)
+        said: list[bool] = []
+
+        def say_once(_alert: Alert) -> None:
+            if not said:
+                said.append(True)
+                hub.emit(Alert(level="warning", kind="notifier-off",
+                               message=f"no notifications through alerts.notify: {why}"))
+
+        hub.add_sink(say_once)
+        return
+    hub.add_sink(pager.submit)
+    hub.on_close(pager.close)

@@ -3,6 +3,10 @@
 ``AlertLog`` appends to a JSONL file with one ``write`` + ``fsync`` per alert,
 so a process killed at any moment leaves whole lines only; a torn last line
 left by an earlier crash is cut off (and reported) when the log is opened.
+A write that fails part-way (a full disk stops it after the page it could
+still fill) is cut off at once, and should the cut fail too, the next alert
+starts on a line of its own: a torn line is never glued to the next one.
+Readers skip a line that does not parse and say so.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ class AlertLog:
         self.repaired: str | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Read-write: the last byte tells whether the file ends on a line break.
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
         self.reopened = 0  # times the file was deleted or rotated away under us
         self._error: OSError | None = None
@@ -58,25 +63,51 @@ class AlertLog:
             return
 
     def append(self, alert: Alert) -> None:
-        """Write one line and fsync it.
+        """Write one line and fsync it; on failure leave the file as it was, and raise.
 
         One ``write`` call, so that a reader sees the line whole in the usual case. The
         kernel may still stop a write of several pages part-way (a short count, or SIGKILL
         between two pages); the rest is written by the loop, and a line torn by a kill is
-        cut by the next open (``_repair``), so readers skip at most the last line.
+        cut by the next open (``_repair``). A write that fails part-way (ENOSPC after a
+        short count) is cut back to where it began; when even that fails, the next line
+        is written after a line break, so the torn bytes stay a line of their own that
+        readers skip. The error raised names the alerts file.
         """
         data = (json.dumps(alert.to_json(), ensure_ascii=True, separators=(",", ":"),
                            default=str) + "\n").encode("ascii")
         with self._lock:
+            start = None
             try:
                 self._follow_path()
+                start = os.fstat(self._fd).st_size
+                if start and not self._ends_with_newline(start):
+                    data = b"\n" + data  # a torn line from elsewhere: start a fresh one
                 view = memoryview(data)
                 while view:
                     view = view[os.write(self._fd, view):]
                 os.fsync(self._fd)
             except OSError as e:
+                if start is not None:
+                    self._cut_back(start)
+                if e.filename is None:  # os.write names no file: say which one refused
+                    e = type(e)(e.errno, e.strerror, str(self.path))
                 self._error = e
-                raise
+                raise e from None
+
+    def _ends_with_newline(self, size: int) -> bool:
+        try:
+            return os.pread(self._fd, 1, size - 1) == b"\n"
+        except OSError:
+            return True  # cannot tell: never add a blank line on a guess
+
+    def _cut_back(self, size: int) -> None:
+        # Truncating frees blocks, so it works on a full disk; if it fails,
+        # _ends_with_newline makes the next append begin on a fresh line.
+        try:
+            if os.fstat(self._fd).st_size > size:
+                os.ftruncate(self._fd, size)
+        except OSError:
+            pass
 
     def take_error(self) -> OSError | None:
         """The error of the last failed append since the last call (then cleared)."""
@@ -95,7 +126,7 @@ class AlertLog:
         except FileNotFoundError:
             pass
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         os.close(self._fd)
         self._fd = fd
         self.reopened += 1
@@ -108,18 +139,26 @@ class AlertLog:
                 self._fd = -1
 
 
-def read_alerts(path: str | os.PathLike[str]) -> list[Alert]:
-    """Every whole, parseable alert of a JSONL file (a torn last line is skipped)."""
+def read_alerts(path: str | os.PathLike[str], problems: list[str] | None = None) -> list[Alert]:
+    """Every whole, parseable alert of a JSONL file.
+
+    A torn last line (still being written) is skipped silently; any other line
+    that does not parse is skipped and described in ``problems`` when given.
+    """
     out: list[Alert] = []
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         return out
-    for raw in data.split(b"\n")[:-1] if data else []:
+    for n, raw in enumerate(data.split(b"\n")[:-1] if data else [], 1):
+        if not raw.strip():
+            continue
         try:
             out.append(Alert.from_json(json.loads(raw)))
-        except ValueError:
-            continue
+        except (ValueError, TypeError, KeyError, AttributeError):
+            if problems is not None:
+                problems.append(f"{path}:{n}: skipped a line that is not an alert "
+                                f"({printable(raw[:80].decode('utf-8', 'replace'))!r})")
     return out
 
 

@@ -6,7 +6,9 @@ as plain environment variables, so nothing in a log line can be executed.
 
 ``Notifier.submit`` is called from the driver loop (through the alert hub)
 and only filters and enqueues; a worker thread runs the command with a
-timeout, kills a hanging one (its whole process group), and reports failures
+timeout, kills a hanging one (its process group, every descendant, and every
+process carrying that run's mark in its environment: a child that called
+``setsid`` leaves the group, not its parent or its environment), and reports failures
 back as alerts of kind ``notifier-*`` (which it never sends to itself, so a
 broken notifier cannot feed a loop). A bounded queue and a per-minute rate
 limit keep a flood from piling up processes; what is dropped is counted and
@@ -42,6 +44,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+import psutil
+
 from eagle3tui.alerts import Alert, level_at_least
 from eagle3tui.textsafe import printable
 
@@ -49,15 +53,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from eagle3tui.config import AlertsConfig
 
 ENV_PREFIX = "EAGLE3TUI_ALERT_"
+# Set to a fresh token in each run of the command: how a timeout finds the
+# run's processes that left its group and lost their parent (a double fork).
+RUN_MARK_ENV = ENV_PREFIX + "RUN"
 OWN_KIND_PREFIX = "notifier-"
 _MAX_ENV_MESSAGE = 2000
 _MAX_OUTPUT = 1000
 _STOP = object()
 _WAKE = object()  # a hold was added: the worker recomputes when to wake
-# Alerts of a failure still unfolding: their page waits for the attempt's end.
-HELD_KINDS = frozenset({"fatal-log-event", "stage-failing"})
+# Alerts of a failure still unfolding: their page waits for the attempt's end
+# (a stage's GPU fault too: its stage-failed alert leads with it).
+HELD_KINDS = frozenset({"fatal-log-event", "stage-failing", "gpu-xid"})
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
 ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
+# News a person waits for, though no warning: sent like a warning (so at the default
+# min_level); a min_level of "critical" still keeps only criticals.
+NEWS_KINDS = frozenset({"pipeline-complete"})
 LOG_WARNING_KIND = "log-warning"  # a WARNING line of a log: sent only with log_warnings
 
 
@@ -77,14 +88,22 @@ def alert_env(alert: Alert) -> dict[str, str]:
 
 
 class Notifier:
-    """Runs ``command`` per alert in a worker thread; ``submit`` never blocks."""
+    """Runs ``command`` per alert in a worker thread; ``submit`` never blocks.
+
+    What to filter, hold, rate-limit and queue is decided here; how one alert
+    is delivered is ``_run_one`` (the command here; Apprise's services in
+    eagle3tui/alerts/apprise_notify.py, with the same semantics).
+    """
+
+    # The [alerts] key this notifier delivers to, as its own reports name it.
+    target = "alerts.command"
 
     def __init__(self, command: Sequence[str], *, min_level: str = "warning",
                  rate_limit_per_min: int = 30, timeout_s: float = 10.0, queue_size: int = 64,
                  hold_s: float = 0.0, log_warnings: bool = True,
                  report: Callable[[Alert], None] | None = None) -> None:
         if not command:
-            raise ValueError("alerts.command is empty")
+            raise ValueError(f"{self.target} is empty")
         self.command = [str(x) for x in command]
         self.min_level = min_level
         self.rate_limit_per_min = max(1, int(rate_limit_per_min))
@@ -127,7 +146,8 @@ class Notifier:
         # info alert (stage-stopped), and it still releases that attempt's holds.
         if alert.kind in ENDING_KINDS:
             self._settle(alert)
-        if not level_at_least(alert.level, self.min_level):
+        level = "warning" if alert.kind in NEWS_KINDS and alert.level == "info" else alert.level
+        if not level_at_least(level, self.min_level):
             return
         if alert.kind == LOG_WARNING_KIND and not self.log_warnings:
             return
@@ -214,7 +234,7 @@ class Notifier:
                 with self._lock:
                     self.dropped_queue += 1
                     self._unreported_drops += 1
-                drop_reason = "a full queue: the command is slower than the alerts coming in"
+                drop_reason = f"a full queue: {self.target} is slower than the alerts coming in"
         self._report_drops(drop_reason)
 
     def _report_drops(self, why: str) -> None:
@@ -226,7 +246,7 @@ class Notifier:
             n, self._unreported_drops = self._unreported_drops, 0
             self._last_drop_report = now
         self._problem("notifier-dropped",
-                      f"{n} alert(s) not sent to alerts.command because of {why}; "
+                      f"{n} alert(s) not sent to {self.target} because of {why}; "
                       "every alert is still in the alerts file", dropped=n)
 
     # -- the worker -------------------------------------------------------------
@@ -265,12 +285,13 @@ class Notifier:
             self._run_one(alert)
         except Exception as e:  # noqa: BLE001 - the worker must outlive any one alert
             self.failed += 1
-            self._problem("notifier-failed", f"internal error running alerts.command: {e!r}")
+            self._problem("notifier-failed", f"internal error delivering to {self.target}: {e!r}")
 
     def _run_one(self, alert: Alert) -> None:
         payload = json.dumps(alert.to_json(), ensure_ascii=False, default=str).encode("utf-8")
         env = dict(os.environ)
         env.update(alert_env(alert))
+        env[RUN_MARK_ENV] = mark = os.urandom(8).hex()
         shown = " ".join(self.command)
         try:
             # A new session, so a timeout kills the command and its children together.
@@ -287,7 +308,7 @@ class Notifier:
         try:
             out, _ = proc.communicate(payload, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
-            self._kill(proc)
+            self._kill(proc, mark)
             self.timed_out += 1
             self.failed += 1
             self._problem("notifier-timeout",
@@ -305,11 +326,19 @@ class Notifier:
         self.sent += 1
 
     @staticmethod
-    def _kill(proc: subprocess.Popen[bytes]) -> None:
+    def _kill(proc: subprocess.Popen[bytes], mark: str) -> None:
+        # Found before any is killed: a killed parent's children re-parent to init
+        # and no longer show as its descendants.
+        doomed = _run_processes(proc.pid, mark)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        for p in doomed:
+            try:
+                p.kill()  # psutil refuses a pid reused since it was found
+            except psutil.Error:
+                pass
         try:
             proc.communicate(timeout=2)
         except subprocess.TimeoutExpired:
@@ -352,3 +381,27 @@ class Notifier:
                     return False
         self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
         return not self._thread.is_alive()
+
+
+def _run_processes(pid: int, mark: str) -> list[psutil.Process]:
+    """One run of the command: ``pid``'s descendants, and processes carrying its mark.
+
+    Parentage catches a child that called ``setsid`` and scrubbed its
+    environment while its parent lives; the mark catches one orphaned by a
+    double fork. One that did both escapes (docs/reliability.md).
+    """
+    found: dict[int, psutil.Process] = {}
+    try:
+        for p in psutil.Process(pid).children(recursive=True):
+            found[p.pid] = p
+    except psutil.Error:
+        pass
+    for p in psutil.process_iter():
+        if p.pid in found or p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get(RUN_MARK_ENV) == mark:
+                found[p.pid] = p
+        except (psutil.Error, OSError):
+            continue
+    return list(found.values())

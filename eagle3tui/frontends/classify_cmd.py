@@ -105,16 +105,25 @@ def _summary(events: list[LogEvent], mon: StageLogMonitor, out: TextIO, show_all
             out.write(f"  {rule} ×{n} (line {lines}): {_one_line(first.text)}\n")
             out.write(f"    {first.explanation}\n")
     p = mon.progress
+    eta = mon.eta
     if p is not None:
-        out.write(f"\nLAST PROGRESS (line {mon.progress_line}): {describe_progress(p)}")
+        # A line of figures with no count (a final "loss 1.23" summary) is not the bar's progress.
+        counted = p.n is not None or p.percent is not None
+        out.write(f"\n{'LAST PROGRESS' if counted else 'LAST FIGURES'} (line {mon.progress_line}): "
+                  f"{describe_progress(p)}")
         if p.rate:
             out.write(f" at {p.rate:.3g} {p.unit}/s" if p.rate >= 1 else f" at {1 / p.rate:.3g} s/{p.unit}")
-        eta = mon.eta
         if eta is not None and eta.projected_s is not None:
             out.write(f"; projected {_fmt(eta.projected_s)}, remaining {_fmt(eta.remaining_s)}")
             if eta.drift is not None:
                 out.write(f", estimate {_fmt(eta.estimate_s)}, drift {eta.drift:+.0%}")
         out.write("\n")
+    if eta is not None and eta.done and eta.estimate_s:
+        # A finished bar projects nothing; what it took is the drift that counts. The same
+        # whether its frames were \r-redrawn (only the last one read) or one per line.
+        took = eta.elapsed_s / eta.estimate_s - 1.0
+        out.write(f"FINISHED BAR: took {_fmt(eta.elapsed_s)} against an estimate of "
+                  f"{_fmt(eta.estimate_s)} ({took:+.0%})\n")
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.textsafe import printable
+from eagle3tui.trusted import UntrustedFile
 
 if TYPE_CHECKING:
     from eagle3tui.config import PipelineConfig
@@ -29,23 +30,40 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _load(args: argparse.Namespace) -> PipelineConfig:
+def _load(args: argparse.Namespace, *, running_driver_ok: bool = False) -> PipelineConfig:
+    """The configuration; with ``running_driver_ok``, a broken file on disk gives way to
+    the running driver's own configuration (said on stderr), so ``status`` and ``stop``
+    keep working while someone fixes the file."""
     from eagle3tui.config import load_config, parse_overrides
 
-    return load_config(args.config, parse_overrides(args.set))
+    try:
+        return load_config(args.config, parse_overrides(args.set))
+    except ConfigError as e:
+        if not running_driver_ok:
+            raise
+        from eagle3tui.supervisor.last_config import driver_config
+
+        kept = driver_config(args.config, e)
+        if kept is None:
+            raise
+        print(f"warning: {kept[1]}", file=sys.stderr)
+        return kept[0]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from eagle3tui.supervisor.records import RunStore
 
-    from eagle3tui.config import missing_executables
+    from eagle3tui.config import missing_executables, uncreatable_dirs
 
     config = _load(args)
-    errors = [str(e) for e in missing_executables(config)]
+    errors = [str(e) for e in missing_executables(config) + uncreatable_dirs(config)]
     store = RunStore(config.state_dir)
     for s in config.stages:
         store.records(s.name)
     errors += store.problems
+    from eagle3tui.preflight import alert_command_problems
+
+    errors += [str(e) for e in alert_command_problems(config)]
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     if errors:
@@ -68,6 +86,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _unknown_stage(config: PipelineConfig, name: str) -> int:
+    """Say that ``name`` is no stage of ``config``, with the closest one; the usage exit code."""
+    import difflib
+
+    close = difflib.get_close_matches(name, config.names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    print(f"error: no stage named {name!r} in {config.path}{hint} (stages: {', '.join(config.names)})",
+          file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _reply(reply: dict[str, Any]) -> int:
     msg = reply.get("message", "")
     if msg:
@@ -76,17 +105,13 @@ def _reply(reply: dict[str, Any]) -> int:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    from eagle3tui.supervisor.protocol import send_command
-
     config = _load(args)
     if not args.stages and not args.all:
         print("error: name the stages to start, or pass --all", file=sys.stderr)
         return EXIT_USAGE
     for n in args.stages:
         if n not in config.names:
-            print(f"error: no stage named {n!r} in {config.path} (stages: {', '.join(config.names)})",
-                  file=sys.stderr)
-            return EXIT_USAGE
+            return _unknown_stage(config, n)
     from eagle3tui.config import missing_executables
     from eagle3tui.supervisor.scheduler import dependency_closure
 
@@ -96,10 +121,24 @@ def cmd_start(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
     if errors:
         return EXIT_USAGE
-    rc = _reply(send_command(config, "start", args.stages, all=args.all))
+    rc = _reply(_send(config, "start", args.stages, all=args.all))
     if rc == EXIT_OK and args.wait:
         return _wait(config, args.stages or config.names, args.timeout)
     return rc
+
+
+def _send(config: PipelineConfig, op: str, stages: list[str], **extra: Any) -> dict[str, Any]:
+    """``send_command``; a state directory that cannot be made is the configuration's error."""
+    from eagle3tui.supervisor.protocol import send_command
+
+    try:
+        return send_command(config, op, stages, **extra)
+    except OSError as e:
+        if not (e.filename and Path(str(e.filename)).is_relative_to(config.state_dir)):
+            raise
+        from eagle3tui.preflight import state_dir_error
+
+        raise state_dir_error(config, e) from None
 
 
 def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> int:
@@ -127,13 +166,9 @@ def _wait(config: PipelineConfig, names: list[str], timeout: float | None) -> in
 
 def _simple(op: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from eagle3tui.supervisor.protocol import send_command
-
-        config = _load(args)
+        config = _load(args, running_driver_ok=op == "stop")
         if args.stage not in config.names:
-            print(f"error: no stage named {args.stage!r} in {config.path} "
-                  f"(stages: {', '.join(config.names)})", file=sys.stderr)
-            return EXIT_USAGE
+            return _unknown_stage(config, args.stage)
         if op in ("restart", "resume"):
             from eagle3tui.config import missing_executables
 
@@ -142,14 +177,14 @@ def _simple(op: str) -> Callable[[argparse.Namespace], int]:
                 print(f"error: {e}", file=sys.stderr)
             if errors:
                 return EXIT_USAGE
-        return _reply(send_command(config, op, [args.stage]))
+        return _reply(_send(config, op, [args.stage]))
     return run
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     from eagle3tui.view import load_view
 
-    config = _load(args)
+    config = _load(args, running_driver_ok=True)
     snap = load_view(config).to_json()
     if args.json:
         print(json.dumps(snap, indent=2))
@@ -200,8 +235,9 @@ def render_status(snap: dict[str, Any], now: float | None = None) -> str:
             note = note or describe_figures(live.get("figures")) or ("ready" if s.get("ready") else "starting")
         if s.get("hint"):
             note += f" ({s['hint']})"
+        shown_state = "changed" if s.get("changed") else s["state"]
         lines.append(
-            f"{s['name'][:14]:14} {s['state']:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
+            f"{s['name'][:14]:14} {shown_state:10} {s['attempt'] or '':>3} {s['pid'] or '':>7} "
             f"{format_duration(elapsed) if elapsed is not None else '':>8} {ptxt[:16]:>16} "
             f"{eta_txt:>8} {drift_txt:>6}  {printable(note)}")
         if s.get("failing"):
@@ -233,9 +269,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
     config = _load(args)
     if args.stage not in config.names:
-        print(f"error: no stage named {args.stage!r} (stages: {', '.join(config.names)})",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return _unknown_stage(config, args.stage)
     store = RunStore(config.state_dir)
     rec = store.latest(args.stage)
     path = Path(rec.log) if rec else config.stage(args.stage).log
@@ -244,7 +278,14 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(f"{args.stage}: no log yet ({path})", file=sys.stderr)
         return EXIT_FAILED if not args.follow else EXIT_OK
     out = sys.stdout
-    with open(path, "rb") as f:
+    from eagle3tui.trusted import NotRegularFile, open_regular
+
+    try:
+        fd = open_regular(path)  # never a FIFO (a hang) nor a symlink (any file, as root)
+    except NotRegularFile as e:
+        print(f"error: {args.stage}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    with os.fdopen(fd, "rb") as f:
         f.seek(offset)
         pending = b""
         while True:
@@ -367,6 +408,12 @@ def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], 
 
         gpus_cli.add_arguments(p)
     p.set_defaults(func=_gpus)
+    from eagle3tui.frontends import metrics_cmd
+
+    p = sub.add_parser("metrics", help="the pipeline's state in Prometheus text format")
+    common(p)
+    metrics_cmd.add_arguments(p)
+    p.set_defaults(func=metrics_cmd.run)
 
 
 def _gpus(args: argparse.Namespace) -> int:
@@ -397,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_tui(args)
         return int(args.func(args))
-    except ConfigError as e:
+    except (ConfigError, UntrustedFile) as e:  # UntrustedFile: a state directory not ours
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -95,6 +95,8 @@ def render_table(snapshot: GpuSnapshot, attribution: Attribution) -> str:
     from eagle3tui.telemetry.attribution import OTHER
     from eagle3tui.telemetry.signals import format_bytes
 
+    if not snapshot.available and snapshot.no_driver:
+        return f"GPUs: none on this host ({snapshot.error}); nothing to show\n"
     if not snapshot.available:
         return f"GPUs: {snapshot.error}\n"
     lines = [
@@ -153,7 +155,8 @@ def run(
     sampler: GpuSampler | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Run ``eagle3tui gpus``. Returns 0, or 1 when NVML is unavailable, 2 on
+    """Run ``eagle3tui gpus``. Returns 0 (also on a host with no NVIDIA driver at all),
+    1 when NVML is there but unusable, 2 on
     bad arguments. ``stage_roots`` (stage name -> root pid) comes from the
     supervisor's state; ``--stage NAME=PID`` adds to it."""
     from eagle3tui.telemetry.attribution import attribute
@@ -185,7 +188,8 @@ def run(
             started = time.monotonic()
             snap = sampler.sample()
             attribution = attribute(snap, roots)
-            rc = 0 if snap.available else 1
+            # A host without an NVIDIA driver has no GPUs to show: that is an answer, not a fault.
+            rc = 0 if snap.available or snap.no_driver else 1
             if as_json:
                 out.write(json.dumps(snapshot_json(snap, attribution)) + "\n")
             else:

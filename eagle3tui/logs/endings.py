@@ -24,6 +24,12 @@ from __future__ import annotations
 
 import re
 
+from eagle3tui.logs import families
+
+# The verdicts an ending reported here is given (the judge's families, in the registry).
+NONZERO_EXIT = families.family_id("nonzero-exit")
+PROCESS_DIED = families.family_id("process-died")
+
 # The final sentence (or clause) of a line, headed by a verb of going on and "without":
 # "Proceeding without generation config.", "continuing without the cache", "; running
 # without X". At a sentence's or clause's start only: "cannot start training without a
@@ -107,14 +113,14 @@ def ending_reported(body: str, errorish: "object") -> tuple[str, bool] | None:
     if not any(lit in low for lit in ENDING_LITERALS):
         return None
     if _EXIT_REPORTED.search(head):
-        return "nonzero-exit", False
+        return NONZERO_EXIT, False
     if "state" in low and _GAVE_UP.search(head):
-        return "process-died", True
+        return PROCESS_DIED, True
     if _DECLARED_GONE.search(head) or "failed" in low and _PART_NOT_UP.search(head):
-        return "process-died", False
+        return PROCESS_DIED, False
     m = _STOPPED_BECAUSE.search(head)
     if m is not None and errorish(m.group("cause")):  # type: ignore[operator]
-        return "process-died", False
+        return PROCESS_DIED, False
     return None
 
 

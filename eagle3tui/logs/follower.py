@@ -9,18 +9,41 @@ Two ways to read:
   touches only the few lines a rule or progress marker points at.
 
 Memory is bounded whatever the file holds: reads are at most ``block_size``
-bytes, and the unfinished last line (a progress bar that only ever writes
-``\\r``) is cut to its last ``max_line`` bytes.
+bytes, and an unfinished last line longer than ``max_line`` (a progress bar
+that only ever writes ``\\r``, a 5 MB ``state_dict`` key list written in 4 KiB
+pieces) keeps its head (what it is: ``RuntimeError: Error(s) in loading
+state_dict``) and its tail (the latest state of what is drawn), joined by " … ".
+
+What is opened is a regular file, never followed through a symlink and never
+blocked on (``O_NOFOLLOW | O_NONBLOCK``, :func:`eagle3tui.trusted.open_regular`):
+a FIFO or a link at the log's path is refused and said in :attr:`LogFollower.problem`.
+
+A log renamed away with a new file created at its path (logrotate without
+``copytruncate``) is followed as ``tail -F`` does, with one difference: the
+old file is finished by its descriptor while any process still holds it open
+for writing (a stage's stdout keeps writing to the renamed file), and only
+then is the new file read from its start. So no line is lost either way.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from eagle3tui.textsafe import strip_ansi, strip_ansi_bytes
+from eagle3tui.trusted import NotRegularFile, open_regular
+
+# Joins the head and the tail of a line too long to keep whole.
+CUT_MARK = " \u2026 ".encode()
+
+
+def head_size(max_line: int) -> int:
+    """Bytes kept from the start of an over-long line: enough to say what it is."""
+    return max_line // 4
 
 
 @dataclass(slots=True)
@@ -76,6 +99,8 @@ class LogFollower:
         max_line: int = 64 * 1024,
         block_size: int = 1 << 20,
         max_updates: int = 256,
+        clock: Callable[[], float] = time.monotonic,
+        writer_check_s: float = 1.0,
     ) -> None:
         self.path = os.fspath(path)
         self.offset = offset
@@ -87,8 +112,17 @@ class LogFollower:
         self.cut_bytes = 0  # bytes dropped from over-long lines
         self._fh: object | None = None
         self._ident: tuple[int, int] | None = None
-        self._pending = b""  # unfinished last line (raw, not yet stripped)
+        self._pending = b""  # unfinished last line (raw, not yet stripped); its tail once cut
+        self._pending_head = b""  # the first bytes of an unfinished line that was cut
         self._pending_cut = False
+        # Why the log's path cannot be read (a FIFO, a symlink), or None.
+        self.problem: str | None = None
+        self._clock = clock
+        self.writer_check_s = writer_check_s
+        # After a rename: when the old file was last seen held open for writing.
+        self._writer_seen: tuple[float, bool] | None = None
+        self._writer_at: str | None = None  # /proc/PID/fd/N of the writer found last
+        self._writers_gone = False
         self._pending_start = offset  # file offset where the pending bytes begin
         self._reset_flag = False
         self._rotated_tail = b""
@@ -115,6 +149,7 @@ class LogFollower:
         self.offset = 0
         self.line_no = 0
         self._pending = b""
+        self._pending_head = b""
         self._pending_cut = False
         self._pending_start = 0
         self.resets += 1
@@ -123,9 +158,13 @@ class LogFollower:
 
     def _open(self) -> bool:
         try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - kept open across polls
-        except (FileNotFoundError, PermissionError):
+            fh = os.fdopen(open_regular(self.path), "rb")  # kept open across polls
+        except NotRegularFile as e:
+            self.problem = str(e)
             return False
+        except OSError:  # missing, unreadable: it may appear later
+            return False
+        self.problem = None
         st = os.fstat(fh.fileno())
         self._fh = fh
         self._ident = (st.st_dev, st.st_ino)
@@ -143,9 +182,10 @@ class LogFollower:
         fh = self._fh
         assert fh is not None
         try:
-            st = os.stat(self.path)
+            # lstat: a symlink put at the path is not the file we follow.
+            st = os.lstat(self.path)
             ident: tuple[int, int] | None = (st.st_dev, st.st_ino)
-        except FileNotFoundError:
+        except OSError:
             st = None
             ident = None
         if ident is not None and ident == self._ident:
@@ -163,9 +203,18 @@ class LogFollower:
         # old file through the descriptor we still hold, then switch.
         data = fh.read(self.block_size)  # type: ignore[attr-defined]
         if data:
+            self._writer_seen = None  # it is being written: look again once it is quiet
             return data
         if ident is None:
             return b""  # deleted, nothing new yet: keep the old descriptor
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            # A link or a FIFO now at the path: keep reading the file we hold.
+            self.problem = (f"{self.path} was replaced by a "
+                            f"{'symlink' if stat.S_ISLNK(st.st_mode) else 'non-regular file'}; "
+                            "refusing to follow it (still reading the file it replaced)")
+            return b""
+        if self._old_file_written():
+            return b""  # a writer still appends to the renamed file: finish it first
         self.close()
         tail = self._flush_pending_as_line()
         self._restart()
@@ -173,6 +222,28 @@ class LogFollower:
             return b""
         self._rotated_tail = tail
         return b""
+
+    def writers_ended(self) -> None:
+        """The processes writing this log have ended: a renamed file is finished once read."""
+        self._writers_gone = True
+
+    def _old_file_written(self) -> bool:
+        """True while some process holds the (renamed) file we read open for writing.
+
+        Looked up in /proc at most every ``writer_check_s`` (only after a rename,
+        so a quiet log costs nothing); a process we may not inspect is not ours.
+        """
+        if self._writers_gone or self._fh is None:
+            return False
+        now = self._clock()
+        if self._writer_seen is not None and now - self._writer_seen[0] < self.writer_check_s:
+            return self._writer_seen[1]
+        # The writer found last time is asked first: one stat, not a scan of /proc.
+        if self._writer_at is None or not _writes_to(self._writer_at, self._ident):
+            self._writer_at = _open_for_writing(self._ident)
+        held = self._writer_at is not None
+        self._writer_seen = (now, held)
+        return held
 
     def _remember(self, fh: object, data: bytes) -> None:
         if not data:
@@ -190,10 +261,12 @@ class LogFollower:
 
     def _flush_pending_as_line(self) -> bytes:
         # The old file ended without a newline: its last line is complete now.
-        if not self._pending:
+        if not self._pending and not self._pending_head:
             return b""
-        data = self._pending + b"\n"
+        head = self._pending_head + CUT_MARK if self._pending_head else b""
+        data = head + self._pending + b"\n"
         self._pending = b""
+        self._pending_head = b""
         return data
 
     # -- fast path --------------------------------------------------------
@@ -231,16 +304,19 @@ class LogFollower:
         buf_start = self._pending_start if pend else read_start
         rcut = raw.rfind(b"\n")
         updates: list[LogLine] = []
+        end_offset = read_start
         if rcut < 0:
             complete = b""
             self._pending = pend + raw if pend else raw
         else:
             # One copy of the block: the pending start joined to the complete
             # lines of ``raw`` (not pending + raw, then a slice of that).
-            cut = len(pend) + rcut
-            complete = b"".join((pend, memoryview(raw)[: rcut + 1])) if pend else raw[: rcut + 1]
+            head = (self._pending_head, CUT_MARK) if self._pending_head else ()
+            complete = b"".join((*head, pend, memoryview(raw)[: rcut + 1])) if pend or head \
+                else raw[: rcut + 1]
             self._pending = raw[rcut + 1 :]
-            self._pending_start = buf_start + cut + 1
+            self._pending_head = b""
+            end_offset = self._pending_start = read_start + rcut + 1
             self._pending_cut = False
             if count_lines:
                 self.line_no += complete.count(b"\n")
@@ -252,7 +328,7 @@ class LogFollower:
             data=strip_ansi_bytes(complete),
             first_no=start_no + 1,
             start_offset=buf_start,
-            end_offset=buf_start + len(complete),
+            end_offset=end_offset,
             updates=updates,
             reset=reset,
             counted=count_lines,
@@ -262,7 +338,7 @@ class LogFollower:
         """The writer ended: its unfinished last line (no newline) is a complete line now.
 
         Call after reading everything (``read_chunk`` until None)."""
-        if not self._pending:
+        if not self._pending and not self._pending_head:
             return None
         start = self._pending_start
         data = self._flush_pending_as_line()
@@ -291,13 +367,18 @@ class LogFollower:
                     updates.append(LogLine(no, text, True, self._pending_start))
             self._pending_start += r
             pend = pend[r:]
-        if len(pend) > self.max_line:
-            # A "line" that never ends: keep its tail, which holds the latest
-            # state of whatever is being drawn.
-            drop = len(pend) - self.max_line
-            self.cut_bytes += drop
+            self._pending_head = b""  # the head was of a segment now overwritten on screen
+        keep = self.max_line - (len(self._pending_head) + len(CUT_MARK) if self._pending_head else 0)
+        if len(pend) > keep:
+            # A "line" too long to keep whole: its head says what it is (an
+            # error before a 5 MB key list), its tail holds the latest state
+            # of whatever is being drawn. Both stay; the middle goes.
+            if not self._pending_head:
+                self._pending_head = pend[: head_size(self.max_line)]
+                keep = self.max_line - len(self._pending_head) - len(CUT_MARK)
+            drop = len(pend) - keep
+            self.cut_bytes += drop - (len(self._pending_head) if not self._pending_cut else 0)
             pend = pend[drop:]
-            self._pending_start += drop
             self._pending_cut = True
         self._pending = pend
         return updates
@@ -339,7 +420,7 @@ def tail_lines(path: str, nbytes: int) -> list[str]:
     Empty if the file cannot be read.
     """
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - nbytes))
@@ -361,13 +442,50 @@ def iter_chunk_lines(chunk: Chunk, max_line: int = 64 * 1024) -> Iterable[LogLin
     for raw in chunk.data.split(b"\n")[:-1]:
         text = raw.decode("utf-8", "replace")
         if len(text) > max_line:
-            text = text[-max_line:]
+            head = head_size(max_line)
+            text = text[:head] + " \u2026 " + text[-(max_line - head - 3):]
         segs = split_segments(text)
         last = len(segs) - 1
         for i, seg in enumerate(segs):
             yield LogLine(no, seg, i < last, offset)
         no += 1
         offset += len(raw) + 1
+
+
+def _writes_to(fd_path: str, ident: tuple[int, int] | None) -> bool:
+    """True if ``/proc/PID/fd/N`` still names the file ``ident``, open for writing."""
+    try:
+        st = os.stat(fd_path)
+    except OSError:
+        return False
+    if (st.st_dev, st.st_ino) != ident:
+        return False
+    try:
+        with open(fd_path.replace("/fd/", "/fdinfo/")) as info:
+            flags = next((int(ln.split()[1], 8) for ln in info if ln.startswith("flags:")), 0)
+    except (OSError, ValueError):
+        return True  # cannot tell: assume it writes, keep the old file
+    return bool(flags & (os.O_WRONLY | os.O_RDWR))
+
+
+def _open_for_writing(ident: tuple[int, int] | None) -> str | None:
+    """The ``/proc/PID/fd/N`` of a process (that we may inspect) writing the file ``ident``."""
+    if ident is None:
+        return None
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue  # gone, or not ours to look at
+        for fd in fds:
+            if _writes_to(f"{fd_dir}/{fd}", ident):
+                return f"{fd_dir}/{fd}"
+    return None
 
 
 class LogWatcher:

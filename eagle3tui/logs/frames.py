@@ -6,7 +6,7 @@ c10's ``frame #N:`` lines, gdb's and the sanitizers' ``#N 0x... in f``, glibc's
 ``lib.so(+0x...)[0x...]`` backtrace, the Go runtime's goroutine dumps, Rust's
 numbered backtrace, the JVM's ``at pkg.Class.method(File.java:N)``. The
 monitor (:mod:`monitor`) makes a run of them one event, judged by what the
-process does after it (see docs/logs.md, "Stack traces in any framing").
+process does after it (see docs/history/logs-notebook.md, "Stack traces in any framing").
 
 Every function here takes the line's body (worker prefix and logger header
 already peeled, see :mod:`anatomy`) and runs anchored patterns with bounded

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import INTERPRETER_SOURCE, Shape, exception_line, shape
-from eagle3tui.logs import endings, notice_grammar, self_account
+from eagle3tui.logs import catalog, endings, families, notice_grammar, self_account
 
 # -- word classes ----------------------------------------------------------
 _SUBJECT = (
@@ -426,7 +426,7 @@ def gate_bits(text: str) -> int:
     return bits
 
 
-_CATCH_ALL = frozenset({"error-line", "python-warning"})  # "level-header" is dropped before use
+_CATCH_ALL = catalog.with_flag("catch-all")  # "level-header" is dropped before use
 # A training loop's counter record: a step/iteration/epoch counter and two more numeric
 # fields ("step=12 optimizer_step_total=12 lr=9.734e-05 loss=6.0625").
 _COUNTER_RECORD = re.compile(
@@ -441,15 +441,10 @@ _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: 
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
 # The distributed runtime's own C++ error level precedes a failure of the job.
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
-# Families that report a death, whatever level they are logged at.
-_DEATH_FAMILIES = frozenset(
-    {"vllm-engine-dead", "crash-signal", "killed", "shell-job-died", "torchrun-child-failed", "container-failed"}
-)
-# Families that break the process or the device for every later request.
-_ENGINE_FAMILIES = frozenset(
-    {"vllm-engine-dead", "cuda-error", "crash-signal", "nccl", "killed", "shell-job-died", "disk-full", "torchrun-child-failed",
-     "container-failed"}
-)
+# Families that report a death, whatever level they are logged at; families that break
+# the process or the device for every later request (flags in the registry).
+_DEATH_FAMILIES = catalog.with_flag("death")
+_ENGINE_FAMILIES = catalog.with_flag("engine")
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,186 +465,9 @@ class Verdict:
     held: bool = False
 
 
-EXPLAIN = {
-    "exception-ignored": (
-        "Python reports that it ignored an exception (raised in a destructor or at shutdown); the program was not stopped by it.",
-        "None needed.",
-    ),
-    "traceback-in-warning": (
-        "A Python warning quotes a traceback in its message: the program caught the exception, warned, and went on.",
-        "Read the quoted exception if the part it names misbehaves; nothing stopped.",
-    ),
-    "stack-trace": (
-        "A stack trace (a run of frames, in whatever runtime's shape) with nothing before it that says what "
-        "it is: the crash report of a process that stopped here, unless it went on.",
-        "Read the frames (the innermost names where it stopped) and the lines just above them; fix the cause "
-        "and rerun the stage.",
-    ),
-    "exception-printed": (
-        "The program printed an exception with its stack (the JVM's own report of an uncaught exception "
-        "begins 'Exception in thread'): it caught it and may go on.",
-        "None unless the stage then fails; the exception's first line says what went wrong.",
-    ),
-    "stack-with-error": (
-        "An error record followed by a stack trace: the process stopped here unless it went on.",
-        "Read the error line and the innermost frames below it; fix the cause and rerun the stage.",
-    ),
-    "process-died": (
-        "A process of the job (worker, engine, rank, child) died, was killed or exited with an error; the job cannot go on without it.",
-        "Find that process's own first error above (often an OOM, a CUDA error or a signal) and fix it.",
-    ),
-    "announced-ending": (
-        "The program says it is stopping because of the failure this line reports ('..., terminating training').",
-        "Fix the reported cause (the clause before the comma) and rerun.",
-    ),
-    "hang-reported": (
-        "The program reports that some of its processes may be hanging (a collective or a worker has not answered "
-        "for a while); it may also just be slow (compiling, loading).",
-        "If it repeats with no progress, the job is stuck: look for a rank or worker that died or never joined.",
-    ),
-    "barrier-overfull": (
-        "More processes have joined the process group's store barrier than the world has ranks "
-        "(worker_count above world_size). torch waits for the count to equal the world size, and it only "
-        "grows, so this barrier can never complete: the job will hang until the barrier's timeout.",
-        "Stop the job. The store still holds a count from an earlier run, or two jobs share MASTER_ADDR:MASTER_PORT: "
-        "use a fresh port (or rendezvous id) and check that world size and the number of ranks launched agree.",
-    ),
-    "launcher-kill": (
-        "The launcher is stopping the job's processes because one of them failed (or it received a signal itself).",
-        "Look above for the first rank that failed and its own error.",
-    ),
-    "nonzero-exit": (
-        "A process exited with a non-zero status: it failed.",
-        "Read that process's own error above; fix it and rerun.",
-    ),
-    "interpreter-failed": (
-        "The Python interpreter could not run the program at all (no such file or module, a broken entry point); nothing of it has run.",
-        "Check the stage's command: the script path, the module name after -m, the environment it runs in.",
-    ),
-    "fatal-level": (
-        "The program logged this at its fatal/critical level: it is stopping.",
-        "Read this line and the ones before it; fix the cause and rerun.",
-    ),
-    "native-check-failed": (
-        "A native check failed (a CUDA/NCCL/C++ call returned an error at a source location); the program aborts after this.",
-        "The quoted reason names the failure; for NCCL rerun with NCCL_DEBUG=INFO for the detail.",
-    ),
-    "nccl-error-trace": (
-        "NCCL's own error trace (file.cc:line -> code): a NCCL call failed and the error is propagating; the collective cannot complete.",
-        "Read the NCCL WARN line before this trace: it names the failing operation. Check the network interface and NCCL_* settings.",
-    ),
-    "nccl-failure": (
-        "NCCL reported a failure (connection, CUDA call or protocol error); the collective it belongs to fails.",
-        "Check the network interfaces (NCCL_SOCKET_IFNAME), peers being alive, and driver/CUDA versions; NCCL_DEBUG=INFO gives more.",
-    ),
-    # ProcessGroupNCCL's own errors keep the NCCL rule's id, so ``retry.on = ["nccl"]``
-    # covers every NCCL failure, however it is phrased.
-    "nccl": (
-        "A collective communication between GPUs/ranks failed or timed out (NCCL); the distributed job cannot continue.",
-        "Check that every rank is alive (a crash on one rank makes the others time out: look for its own error first), "
-        "the GPU interconnect, NCCL_* environment, and run with NCCL_DEBUG=INFO for details.",
-    ),
-    "dist-runtime-error": (
-        "The distributed runtime (c10d / ProcessGroup) logged an error; it fails the job's collectives.",
-        "Check that every rank is alive and reachable (MASTER_ADDR/PORT, firewall); look for the first rank that failed.",
-    ),
-    "uncaught-exception": (
-        "A Python exception reached the top level (the last line of a traceback).",
-        "Read the traceback ending here; fix the cause and rerun.",
-    ),
-    "request-failed": (
-        "One request failed and the server answered it with an error; the server keeps serving.",
-        "None for the job. If many requests fail, check what the clients send (prompt length, tool schema, max_tokens).",
-    ),
-    "autotune-candidate": (
-        "An autotuner rejected one candidate kernel configuration (too much shared memory, no valid config) and uses another.",
-        "None needed.",
-    ),
-    "optional-missing": (
-        "An optional library, plugin or driver is absent; the program carries on without it.",
-        "None needed unless you expected that component to be used.",
-    ),
-    "fallback": (
-        "The program reports a problem and says what it does instead (falls back, uses a default, ignores a setting).",
-        "None needed for this run.",
-    ),
-    "auxiliary-failed": (
-        "A bookkeeping part failed (the program's own log, a cache file, telemetry, a monitor, a check for a newer "
-        "version); the job does not need it and goes on.",
-        "None needed for this run; fix it if you rely on that log, cache or monitor.",
-    ),
-    "decision-notice": (
-        "The program reports a decision it took and goes on with it (a value set, cast, capped, defaulted or "
-        "overridden; a feature turned off or on for a stated reason); nothing in the line reports a shortage, "
-        "lost or cut data, a wrong result or a hang, or asks for a change.",
-        "None needed unless that choice is not what you wanted (then set it yourself).",
-    ),
-    "cleared-by-itself": (
-        "The line says itself that what it reports is harmless (not an error, benign, expected, no action "
-        "needed); the program that detected it goes on.",
-        "None needed.",
-    ),
-    "log-stream-notice": (
-        "A notice about where the program's log lines go until its logging is set up (to stderr): bookkeeping, "
-        "not a problem of the run.",
-        "None needed.",
-    ),
-    "probe-failed": (
-        "A check or lookup found nothing or could not run (a query, an inspection, a version check); the program "
-        "treats the answer as absent and goes on.",
-        "None needed unless the stage later fails for lack of what was probed.",
-    ),
-    "info-level-error": (
-        "Error-looking words in a line the program logged at INFO/DEBUG level: it does not consider this a problem.",
-        "None needed.",
-    ),
-    "nccl-info": (
-        "NCCL informational message that mentions a missing or failed optional component; NCCL carries on.",
-        "None needed.",
-    ),
-    "python-warning": ("A warning from the program or a library; the job continues.", "Read it if the job later misbehaves."),
-    "error-line": (
-        "An error was logged that no specific rule recognises; the process has not ended because of it (yet).",
-        "Read the line; if the stage later fails, this is a likely cause. Add a [[rule]] to pipeline.toml to classify it.",
-    ),
-    "top-level-error": (
-        "The program printed its final error report (\"Error: ...\" at the start of a line, as Rust, Go and "
-        "click programs do when their main function returns an error, or, in a task, an error-level line from "
-        "its top-level logger, which names no module): it is exiting.",
-        "Read the error and the lines before it; fix the cause and rerun.",
-    ),
-    "final-report": (
-        "The command printed its own final error report, in the shape command-line programs share "
-        "(\"prog: error: ...\", \"error: ...\", \"prog: fatal: ...\", \"Error response from daemon: ...\", "
-        "\"E: ...\"), and nothing after it: it gave up.",
-        "Read the error: it names what the command could not do; fix it and rerun.",
-    ),
-    "model-unusable": (
-        "The model (or its weights/checkpoint) could not be loaded or found: nothing can be served or trained without it.",
-        "Check the model path or name in pipeline.toml, that the file is complete (not an error page or a partial "
-        "download) and that its format matches the loader.",
-    ),
-    "step-failed": (
-        "A named step of the job reported its own failure at the program's ERROR level; the job cannot complete it.",
-        "Read the step's own log that the message points to; fix the cause and rerun.",
-    ),
-    "trouble-predicted": (
-        "The program warns that what it found (an unsupported combination, a guess between conflicting files) "
-        "can cause errors in this run; it goes on for now.",
-        "Check the combination it names; if the stage later fails or misbehaves, start here.",
-    ),
-    "loss-scale-collapsed": (
-        "The fp16 loss scaler keeps skipping steps: it has lowered the loss scale to a small value, so the "
-        "gradients overflow on nearly every step even when barely scaled; the run goes on but skips its updates "
-        "(and stops once the scale reaches its minimum).",
-        "Look for the cause of the overflows (learning rate, bad data, a layer in fp16 that needs fp32); "
-        "training in bf16 avoids the loss scaler altogether.",
-    ),
-    "service-survived": (
-        "The server reported a failure but kept serving afterwards.",
-        "None unless it repeats; it failed the request(s) in flight.",
-    ),
-}
+# Every family's explanation and action, from the registry (families.toml): one place
+# for the words a user reads, whichever module makes the verdict.
+EXPLAIN: dict[str, tuple[str, str]] = {f.id: (f.explanation, f.action) for f in families.code_families().values()}
 
 
 def _scale_collapsed(body: str) -> bool:
@@ -659,8 +477,15 @@ def _scale_collapsed(body: str) -> bool:
 
 
 def make(kind: str, rule: str, *, pending: bool = False, recoverable: bool = False, held: bool = False) -> Verdict:
-    """A verdict of a structural detector, with its explanation and action."""
-    expl, action = EXPLAIN[rule]
+    """A verdict of a structural detector, with its explanation and action.
+
+    ``rule`` must be a family of the registry (KeyError naming it otherwise).
+    """
+    try:
+        expl, action = EXPLAIN[rule]
+    except KeyError:
+        families.family(rule)  # raises, with "did you mean"
+        raise
     return Verdict(kind, rule, expl, action, pending, recoverable, held)
 
 

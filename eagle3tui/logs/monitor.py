@@ -28,7 +28,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import Chunk, LogFollower, split_segments, strip_ansi, tail_lines
-from eagle3tui.logs import endings
+from eagle3tui.logs import catalog, endings, families
 from eagle3tui.logs.frames import continues_run, is_jvm_frame, starts_run
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.history import StageHistory
@@ -47,7 +47,7 @@ from eagle3tui.logs.progress import (
 from eagle3tui.logs.repeats import RepeatFilter
 from eagle3tui.logs.speaker import named_pids, part_ending, speaker
 from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
-from eagle3tui.logs.stall import GpuWitness, StallDetector
+from eagle3tui.logs.stall import GpuWitness, StallDetector, serving_idle
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 
@@ -147,15 +147,31 @@ _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 _NEWS_FRESH_S = 1.0
 _UNKNOWN = object()
 _NO_BLOCK: tuple = (b"", [0], 0)  # StageLogMonitor._tail_block between template scans
+# The ids this module makes itself, checked against the registry (families.toml) when it loads.
+_EARLY_EXIT = families.family_id("early-exit")
+_ERROR_THEN_ENDED = families.family_id("error-then-ended")
+_ERROR_WENT_ON = families.family_id("error-went-on")
+_ETA_DRIFT = families.family_id("eta-drift")
+_EXCEPTION_PRINTED = families.family_id("exception-printed")
+_LOG_RESET = families.family_id("log-reset")
+_PROGRESS = families.family_id("progress")
+_RECOVERED = families.family_id("recovered")
+_SERVICE_SURVIVED = families.family_id("service-survived")
+_STACK_TRACE = families.family_id("stack-trace")
+_STOP_REQUESTED = families.family_id("stop-requested")
+_TRACEBACK = families.family_id("traceback")
+_TRACEBACK_HANDLED = families.family_id("traceback-handled")
+_TRACEBACK_LOGGED = families.family_id("traceback-logged")
 # Verdicts whose event needs more than counting and listing (_verdict_event).
-_SPECIAL_RULES = frozenset({"exception-ignored", "request-failed", "request-error-survived"})
+_SPECIAL_RULES = catalog.with_flag("own-event")
+# A request's own outcome (it failed, or the client went away): one request, not the server.
+_REQUEST_OUTCOMES = catalog.with_flag("request-failure")
 _TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 # After a line saying a stop was asked of the process (endings.stop_requested), the endings it
 # reports in this many lines are that stop. Crashes, OOM, CUDA errors and tracebacks keep
 # their verdict: only the rules that say "it ended" or "it exited" are the stop's.
 _STOP_LINES = 30
-_STOP_ENDINGS = frozenset({"fatal-level", "nonzero-exit", "process-died", "launcher-kill", "error-then-ended",
-                           "top-level-error", "announced-ending"})
+_STOP_ENDINGS = catalog.with_flag("stop-ending")
 # Raw lines of another stream that may come between two lines of a logged traceback (a
 # process's "Process EngineCore:" written to stderr while its logger writes the traceback
 # record line by line): more than this in a row and the traceback has ended.
@@ -165,13 +181,13 @@ _TB_MAX_FOREIGN = 3
 _TB_MAX_BODY = 400
 # A time of day near a line's start ("(raylet) [2025-02-25 19:42:36,213 E ..."): a log record.
 _STAMPED = re.compile(r"[^\n:]{0,40}\b\d\d:\d\d:\d\d")  # run by match on the first 64 characters
-_GENERIC_RULES = frozenset({"error-line", "python-warning"})  # catch-alls say nothing specific
+_GENERIC_RULES = catalog.with_flag("catch-all")  # catch-alls say nothing specific
 _RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 _HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
 # Verdicts held to see what comes next: an error-looking line that names no
 # family. The process carrying on makes it harmless; the process ending makes
 # it the error that ended it.
-_HELD_RULES = frozenset({"error-line"})
+_HELD_RULES = catalog.with_flag("held")
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
 _CHAIN = (
     "During handling of the above exception",
@@ -464,6 +480,8 @@ class StageLogMonitor:
         # queued_reqs, kv_usage (0..1); each key kept until a newer value.
         self.figures: dict[str, float] = {}
         self.figures_line: int | None = None
+        # When the service was seen ready (mark_ready): a ready server with nothing to do is no stall.
+        self.ready_at: float | None = None
         self.last_output_at: float | None = None
         self.counts: Counter[str] = Counter()
         self.finished = False
@@ -524,6 +542,11 @@ class StageLogMonitor:
         """Complete lines read so far."""
         return self.follower.line_no
 
+    def mark_ready(self, now: float) -> None:
+        """The service is ready (its readiness probe answered, or its log pattern appeared)."""
+        if self.ready_at is None:
+            self.ready_at = now
+
     @property
     def last_news_at(self) -> float | None:
         """When the log last said something new (output that is not a repeat, progress that moved)."""
@@ -537,7 +560,7 @@ class StageLogMonitor:
     @property
     def pending(self) -> list[LogEvent]:
         """Tracebacks not yet judged (waiting to see if the process goes on, or still open)."""
-        still_open = [LogEvent(line=tb.start, end_line=tb.exc_no or tb.start, kind="warning", rule="traceback",
+        still_open = [LogEvent(line=tb.start, end_line=tb.exc_no or tb.start, kind="warning", rule=_TRACEBACK,
                                text=tb.exc_text or tb.first_text, worker=tb.worker) for tb in self._tb.values()]
         return [p.event for p in self._pending] + still_open
 
@@ -586,7 +609,8 @@ class StageLogMonitor:
         reps: list[tuple[str, int]] = []
         if self.stall.last_activity is not None and now - self.stall.last_activity > self.stall.threshold(tpi):
             reps = [(_message_of(r.line), r.count) for r in self.repeats.repeated()]
-        verdict = self.stall.check(now, tpi, gpu, last, reps)
+        idle = self.stage_kind == "service" and serving_idle(self.ready_at, self.last_news_at, self.figures)
+        verdict = self.stall.check(now, tpi, gpu, last, reps, idle=idle)
         if verdict is None:
             return []
         msg = verdict.message
@@ -619,6 +643,7 @@ class StageLogMonitor:
         and says nothing about an error still held or a traceback still pending
         (they stay warnings).
         """
+        self.follower.writers_ended()  # a log renamed meanwhile is finished once read
         events = self.poll(now)
         now = self._now
         last = self.follower.end_of_output()
@@ -670,14 +695,14 @@ class StageLogMonitor:
                 continue
             if failed:
                 ev.kind = "fatal"
-                ev.rule = p.rule.id if p.rule is not None and p.rule.kind == "fatal" else "traceback"
+                ev.rule = p.rule.id if p.rule is not None and p.rule.kind == "fatal" else _TRACEBACK
                 extra = f" {p.rule.explanation}" if p.rule is not None else ""
                 ev.explanation = f"The process ended with this uncaught exception.{extra}"
                 ev.action = (p.rule.action if p.rule and p.rule.action else
                              "Read the traceback ending here; fix the cause and rerun the stage.")
             else:
                 ev.kind = "warning"
-                ev.rule = "traceback-handled"
+                ev.rule = _TRACEBACK_HANDLED
                 ev.explanation = "An exception was logged but the process exited successfully, so it was handled."
             self._emit(ev)
         self._pending = []
@@ -700,7 +725,7 @@ class StageLogMonitor:
     # -- internals --------------------------------------------------------
     def _emit(self, ev: LogEvent) -> None:
         if ev.kind == "fatal" and ev.rule in _STOP_ENDINGS and 0 < ev.line - self._stop_asked_at <= _STOP_LINES:
-            ev.kind, ev.rule = "benign", "stop-requested"
+            ev.kind, ev.rule = "benign", _STOP_REQUESTED
             ev.explanation = (f"The process was asked to stop (line {self._stop_asked_at}); this is how it reports "
                               f"that stop, not a failure. {ev.explanation}")
             ev.action = "None unless nobody asked it to stop."
@@ -731,7 +756,7 @@ class StageLogMonitor:
                     line=1,
                     end_line=1,
                     kind="info",
-                    rule="log-reset",
+                    rule=_LOG_RESET,
                     text=f"{self.path} was truncated or replaced; reading it from the start",
                     explanation="The log file was truncated or rotated; line numbers restart.",
                 )
@@ -1310,7 +1335,7 @@ class StageLogMonitor:
             return
         if request is None:
             request = self.stage_kind == "service" and is_request_source(rest)
-        if v.rule in ("request-failed", "request-error-survived") or request:
+        if v.rule in _REQUEST_OUTCOMES or request:
             self._request_at[worker] = no
         if v.kind == "info" and not self.include_info:
             self.counts["info"] += 1  # counted, but not worth an object nobody reads
@@ -1432,7 +1457,7 @@ class StageLogMonitor:
         ev = h.event
         if outcome in ("ending", "exit"):
             ev.kind = "fatal"
-            ev.rule = "error-then-ended"
+            ev.rule = _ERROR_THEN_ENDED
             how = "exited with a failure" if outcome == "exit" else f"was being stopped (line {no})"
             ev.explanation = f"The process {how} right after this error, so it is what ended it. {ev.explanation}"
             ev.action = "Read this error: it is the last one before the process ended; fix its cause and rerun."
@@ -1441,14 +1466,14 @@ class StageLogMonitor:
             # TIMEOUT (pid:N)", "Worker (pid:N) was sent code 134!") and went on: the
             # server outlived that part, the request(s) the part held did not.
             ev.kind = "warning"
-            ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
+            ev.rule = _SERVICE_SURVIVED if self.stage_kind == "service" else _RECOVERED
             what = "a replacement started" if outcome == "restarted" else "the rest went on"
             ev.explanation = (f"Process {h.by} reported that process {', '.join(sorted(h.about))} failed or was "
                               f"stopped, and {what} (line {no}): {ev.explanation}")
             ev.action = "None unless it keeps happening; what that process was serving failed."
         elif outcome is not None:
             ev.kind = "benign"
-            ev.rule = "error-went-on"
+            ev.rule = _ERROR_WENT_ON
             what = {
                 "restarted": "a part started again",
                 "serving": "the server answered requests",
@@ -1521,7 +1546,7 @@ class StageLogMonitor:
                     and not (answered and announces_shutdown(p.event.text))):
                 ev = p.event
                 ev.kind = "warning"
-                ev.rule = "service-survived" if self.stage_kind == "service" else "recovered"
+                ev.rule = _SERVICE_SURVIVED if self.stage_kind == "service" else _RECOVERED
                 after = why or f"a restart or retry followed (line {no})"
                 ev.explanation = f"Recovered: {p.event.explanation} {after[:1].upper()}{after[1:]}."
                 ev.action = "None unless it keeps happening."
@@ -1586,7 +1611,7 @@ class StageLogMonitor:
                 line=no,
                 end_line=no,
                 kind="progress",
-                rule="progress",
+                rule=_PROGRESS,
                 text=rest.strip()[:_MAX_TEXT],
                 worker=worker,
                 explanation=describe_progress(upd),
@@ -1608,7 +1633,7 @@ class StageLogMonitor:
                     line=no,
                     end_line=no,
                     kind="warning",
-                    rule="eta-drift",
+                    rule=_ETA_DRIFT,
                     text=msg,
                     worker=worker,
                     explanation=f"At the observed rate ({rate}) this will take {drift:+.0%} longer than estimated.",
@@ -1816,8 +1841,8 @@ class StageLogMonitor:
             return
         self._pending.remove(p)
         ev = p.event
-        ev.kind, ev.rule = "warning", "exception-printed"
-        ev.explanation, ev.action = EXPLAIN["exception-printed"]
+        ev.kind, ev.rule = "warning", _EXCEPTION_PRINTED
+        ev.explanation, ev.action = EXPLAIN[_EXCEPTION_PRINTED]
         self._held.append(_Held(ev, self._now))
         self._watch(ev.end_line + _HOLD_LINES)
 
@@ -1866,13 +1891,13 @@ class StageLogMonitor:
         """A run of frames ended: one event, unless it is the stack of a record judged above it."""
         if tb.detail:
             return
-        ev = LogEvent(line=tb.start, end_line=max(tb.last_frame, tb.start), kind="warning", rule="stack-trace",
+        ev = LogEvent(line=tb.start, end_line=max(tb.last_frame, tb.start), kind="warning", rule=_STACK_TRACE,
                       text=tb.first_text[:_MAX_TEXT], worker=tb.worker, explanation="")
         if tb.request:
             v = make("warning", "request-failed")
         elif tb.level in ("warning", "info", "debug"):
             # Logged with a stack at a level that says the program went on (exc_info=True at WARNING).
-            v = Verdict("warning", "stack-trace", "A stack trace logged at the program's "
+            v = Verdict("warning", _STACK_TRACE, "A stack trace logged at the program's "
                         f"{tb.level.upper()} level: it reported a caught exception and went on.",
                         "None unless it repeats or the stage later fails.")
         else:
@@ -1912,7 +1937,7 @@ class StageLogMonitor:
             line=tb.start,
             end_line=max(end, tb.start),
             kind="fatal",
-            rule="traceback",
+            rule=_TRACEBACK,
             text=exc_line[:_MAX_TEXT],
             worker=tb.worker,
             explanation="",
@@ -1929,7 +1954,7 @@ class StageLogMonitor:
             # Python, or by a logger at ERROR. Judged now, by the level its program gave it, not
             # by what comes next: a death soon after it (a job killed at its time limit) is not
             # this exception's doing. (_close_run judges a headless stack the same way.)
-            v = Verdict("warning", "traceback-logged", "A traceback logged at the program's "
+            v = Verdict("warning", _TRACEBACK_LOGGED, "A traceback logged at the program's "
                         f"{tb.record[0].upper()} level: it reported a caught exception and went on.",
                         "None unless it repeats or the stage later fails.")
         if v is not None:
@@ -1991,7 +2016,7 @@ class StageLogMonitor:
             self._unbelieved.add(_ending_key(ev))
         after = f" ({why})" if why else ""
         if ev.rule == "traceback":
-            ev.rule = "traceback-handled"
+            ev.rule = _TRACEBACK_HANDLED
             ev.explanation = (
                 f"An exception was logged but the process went on{after} (it was caught, or only one "
                 "request or task failed)."
@@ -2032,7 +2057,7 @@ class StageLogMonitor:
             line=max(self.line_no - len(picked) + 1, 1),
             end_line=max(self.line_no, 1),
             kind="fatal",
-            rule="early-exit",
+            rule=_EARLY_EXIT,
             text=text[:_MAX_TEXT],
             explanation=f"The stage failed {ran:.0f}s after starting ({how}); these are the lines its log ended with.",
             action="Read these lines: a usage error means the stage's command in pipeline.toml is wrong.",

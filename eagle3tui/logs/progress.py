@@ -14,6 +14,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from eagle3tui.logs.acceptance import MARKERS as ACCEPTANCE_MARKERS
+from eagle3tui.logs.acceptance import parse_acceptance
+
 _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _RICH_BAR = "━╸╺╾╼─"
 # A number as Python's float() reads it, and a figure (a number, nan or inf): the
@@ -198,7 +201,8 @@ PROGRESS_SHAPE = re.compile(
 # ("TTST p50:", "P99 ITL"), an evaluation's score or precision/recall ("Overall Score: 7.00",
 # "Average Precision  (AP) @[...] = 0.49"), a JSON member holding a fraction ('"acc": 0.61,').
 RESULT_MARKERS = [b"(ms)", b" (s)", b" (sec)", b"Mean ", b"Median ", b" mean", b" median", b"P50", b"P90", b"P95",
-                  b"P99", b"p50", b"p90", b"p95", b"p99", b"Score", b"score", b"Precision", b"Recall", b'": 0.']
+                  b"P99", b"p50", b"p90", b"p95", b"p99", b"Score", b"score", b"Precision", b"Recall", b'": 0.',
+                  *ACCEPTANCE_MARKERS]  # a server's speculative-decoding report (logs/acceptance.py)
 # Counter words, as a line names them: the unit the counter counts.
 _COUNTER_UNITS = {"step": "step", "steps": "step", "global_step": "step", "iter": "iter", "iters": "iter",
                   "iteration": "iteration", "iterations": "iteration", "num_updates": "update", "epoch": "epoch",
@@ -1040,11 +1044,17 @@ def serving_figures(metrics: dict[str, float]) -> dict[str, float]:
             out["queued_reqs"] = v
         elif key in ("token usage", "gpu kv cache usage", "kv cache usage"):
             out["kv_usage"] = v / 100.0 if v > 1.0 else v
+        elif key in ("acceptance_length", "acceptance_rate", "draft_positions"):
+            out[key] = v  # from logs/acceptance.py, already under these names
     return out
 
 def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | None:
     """Parse one ``\\r`` segment (worker prefix already removed), or None."""
     upd: ProgressUpdate | None = None
+    accepted = parse_acceptance(text)
+    if accepted is not None and accepted.whole_line:
+        # A server's speculative-decoding report is its acceptance, nothing else.
+        return ProgressUpdate(desc="throughput", source="throughput", metrics=accepted.figures(), worker=worker)
     if text.endswith("]") or text.rstrip().endswith("]"):
         upd = _parse_tqdm(text)
     if upd is None and "━" in text:
@@ -1061,6 +1071,10 @@ def parse_progress(text: str, worker: str | None = None) -> ProgressUpdate | Non
         upd = _record(text)
     if upd is None:
         upd = _parse_figures(text)
+    if accepted is not None:
+        # SGLang's decode-batch line: its throughput and requests, and its acceptance.
+        upd = upd or ProgressUpdate(desc="throughput", source="throughput")
+        upd.metrics.update(accepted.figures())
     if upd is not None:
         upd.worker = worker
     return upd

@@ -20,6 +20,8 @@ from importlib import resources
 from typing import Any
 
 from eagle3tui.errors import ConfigError, ConfigErrors
+from eagle3tui.logs import endings
+from eagle3tui.logs.families import FLAGS, Example, parse_example
 
 if sys.version_info >= (3, 11):
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -42,7 +44,9 @@ except ImportError:  # pragma: no cover - exercised by the fallback test
 
 KINDS = ("fatal", "benign", "warning", "progress", "info")
 _REQUIRED = ("id", "pattern", "kind", "explanation")
-_OPTIONAL = ("action", "stages", "keywords", "examples")
+_OPTIONAL = ("action", "stages", "keywords", "examples", "not_examples", "sources", "flags")
+# Keys only the shipped packs may use: how the code treats a family (families.FLAGS).
+_SHIPPED_ONLY = ("flags",)
 _MIN_KEYWORD = 3
 # Literals that route a line to the structural judge even when no rule names
 # it: process lifecycle words, native failure reports, fatal levels.
@@ -72,7 +76,7 @@ STRUCTURAL_KEYWORDS = (
     # torch's store-based barrier, whose counter is read against its total
     "worker_count=",
     # a stop asked of the process (endings.stop_requested): the endings after it are that stop
-    "Gracefully stopping", "shutdown request", "stop request", "^C",
+    *endings.STOP_LITERALS,
     # a stack frame in any runtime's shape, or the head of a dump (see frames.py): a run of
     # them is a crash report even with no header in view
     'File "', "most recent call first", "frame #", "frame_#_", "goroutine ", "stack backtrace", "Backtrace:",
@@ -99,6 +103,12 @@ class Rule:
     stages: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     source: str = "builtin"
+    # Its evidence: lines it must judge (examples), look-alikes that must keep their own
+    # verdict (not_examples), where it was seen (sources); and its families.FLAGS.
+    examples: tuple[Example, ...] = field(default=(), compare=False, repr=False)
+    not_examples: tuple[Example, ...] = field(default=(), compare=False, repr=False)
+    sources: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    flags: tuple[str, ...] = field(default=(), compare=False, repr=False)
     # Builtin rules use Python's re (their patterns are reviewed and tested
     # for bounded backtracking); user rules use RE2, linear in the line's
     # length whatever the pattern.
@@ -451,6 +461,12 @@ def _rule_from_spec(
             f"rule.{unknown[0]}",
             f"allowed keys: {', '.join(_REQUIRED + _OPTIONAL)}",
         )
+    if source == "user" and any(k in spec for k in _SHIPPED_ONLY):
+        raise err(
+            "'flags' is for the shipped rule packs",
+            "rule.flags",
+            "remove it; a rule's kind (fatal, warning, ...) says how eagle3tui treats its lines",
+        )
     missing = [k for k in _REQUIRED if k not in spec]
     if missing:
         raise err(
@@ -495,13 +511,22 @@ def _rule_from_spec(
                 ),
             ) from None
     lists: dict[str, tuple[str, ...]] = {}
-    for k in ("stages", "keywords", "examples"):
+    for k in ("stages", "keywords", "sources", "flags"):
         v = spec.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise err(f"'{k}' must be a list of strings", f"rule.{k}", f'write {k} = ["..."]')
         lists[k] = tuple(v)
+    evidence: dict[str, tuple[Example, ...]] = {}
+    for k in ("examples", "not_examples"):
+        v = spec.get(k, [])
+        if not isinstance(v, list):
+            raise err(f"'{k}' must be a list", f"rule.{k}", f'write {k} = ["a line", {{ line = "...", kind = "benign" }}]')
+        try:
+            evidence[k] = tuple(parse_example(x, label) for x in v)
+        except ValueError as e:
+            raise err(str(e).split(": ", 1)[-1], f"rule.{k}", 'write each as "a line" or { line = "...", kind = "..." }') from None
     keywords = lists["keywords"] or derive_keywords(spec["pattern"])
-    for ex in lists["examples"] if check or source == "user" else ():
+    for ex in (e.line for e in evidence["examples"]) if check or source == "user" else ():
         if not rx.search(ex):
             raise err(
                 f"pattern does not match its example {ex!r}",
@@ -523,8 +548,19 @@ def _rule_from_spec(
         stages=lists["stages"],
         keywords=keywords,
         source=source,
+        examples=evidence["examples"],
+        not_examples=evidence["not_examples"],
+        sources=lists["sources"],
+        flags=_checked_flags(lists["flags"], err),
         regex=rx,
     )
+
+
+def _checked_flags(flags: tuple[str, ...], err: Any) -> tuple[str, ...]:
+    bad = [f for f in flags if f not in FLAGS]
+    if bad:
+        raise err(f"unknown flag(s) {bad}", "rule.flags", f"use one of: {', '.join(FLAGS)}")
+    return flags
 
 
 def rules_from_specs(specs: list[dict[str, Any]], source_path: str, source: str, check: bool = True) -> list[Rule]:

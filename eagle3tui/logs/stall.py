@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from eagle3tui.logs import families
 from eagle3tui.textsafe import printable
 from eagle3tui.witness import GpuWitness
 
-__all__ = ["GpuWitness", "StallDetector", "StallVerdict"]
+__all__ = ["GpuWitness", "StallDetector", "StallVerdict", "serving_idle"]
+
+# The verdicts this module makes, checked against the registry (families.toml).
+STALLED = families.family_id("stalled")
+HANG_SUSPECTED = families.family_id("hang-suspected")
+QUIET_BUT_WORKING = families.family_id("quiet-but-working")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,22 +66,25 @@ class StallDetector:
         gpu: GpuWitness | None = None,
         last_progress: str | None = None,
         repeated: Sequence[tuple[str, int]] = (),
+        idle: bool = False,
     ) -> StallVerdict | None:
         """A verdict the first time the quiet period passes the threshold.
 
         ``repeated``: the lines the process printed again and again meanwhile
         (untrusted log text) with their counts; the message names them.
+        ``idle``: the process is a server that is ready and has nothing to do
+        (see :func:`serving_idle`): its silence is no stall.
         """
-        if self.last_activity is None or self._reported in ("stalled", "hang-suspected"):
+        if self.last_activity is None or self._reported in (STALLED, HANG_SUSPECTED) or idle:
             return None
         quiet = now - self.last_activity
         limit = self.threshold(time_per_item)
         if quiet <= limit:
             return None
         working = gpu is not None and (gpu.busy or gpu.memory_changing)
-        if self._reported == "quiet-but-working" and (gpu is None or working):
+        if self._reported == QUIET_BUT_WORKING and (gpu is None or working):
             return None
-        self._reported = "stalled" if gpu is None else ("quiet-but-working" if working else "hang-suspected")
+        self._reported = STALLED if gpu is None else (QUIET_BUT_WORKING if working else HANG_SUSPECTED)
         seen = f"last progress: {last_progress}" if last_progress else "no progress seen yet"
         reps = tuple((_quote(text), n) for text, n in repeated if n > 0)
         if reps:
@@ -84,10 +93,10 @@ class StallDetector:
         else:
             head = f"no output for {_fmt(quiet)} (limit {_fmt(limit)}); {seen}"
         if gpu is None:
-            return StallVerdict("stalled", "warning", quiet, limit, f"Stalled: {head}.", reps)
+            return StallVerdict(STALLED, "warning", quiet, limit, f"Stalled: {head}.", reps)
         if gpu.busy or gpu.memory_changing:
             return StallVerdict(
-                "quiet-but-working",
+                QUIET_BUT_WORKING,
                 "info",
                 quiet,
                 limit,
@@ -95,13 +104,30 @@ class StallDetector:
                 reps,
             )
         return StallVerdict(
-            "hang-suspected",
+            HANG_SUSPECTED,
             "warning",
             quiet,
             limit,
             f"Hang suspected: {head}; GPU memory and utilisation are flat too.",
             reps,
         )
+
+
+def serving_idle(ready_at: float | None, last_news_at: float | None, figures: Mapping[str, float]) -> bool:
+    """Whether a server is ready and idle: quiet because no request came, not stuck.
+
+    ``ready_at``: when it was seen ready (its readiness probe or log pattern), None if not
+    yet. Idle when it said nothing new since it became ready (vLLM V1 and llama.cpp print
+    nothing between requests), or when its last live figures say no request runs or waits
+    (vLLM V0 repeats "Running: 0 reqs, ... Pending: 0 reqs" while idle). A server that is
+    not ready yet, or whose last figures show requests running, stalls as any process.
+    """
+    if ready_at is None:
+        return False
+    if last_news_at is None or last_news_at <= ready_at:
+        return True
+    running = figures.get("running_reqs")
+    return running is not None and running == 0 and figures.get("queued_reqs", 0) == 0
 
 
 _QUOTE_MAX = 100

@@ -4,7 +4,7 @@ It launches stages when their dependencies and GPUs allow, follows their
 logs, turns what it sees into alerts, stops services nobody needs any more,
 enforces stop grace periods, schedules retries, and writes ``state.json``
 for the front ends. Front ends never launch anything themselves: they drop
-command files in ``commands/`` (see control.py) and read the state.
+command files in ``commands/`` (see protocol.py) and read the state.
 
 It is started on demand as a detached process (``python -m eagle3tui.supervisor.driver``)
 by any front end, or runs in the foreground under ``--watch``. It exits
@@ -34,15 +34,28 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
+from eagle3tui.supervisor import completion
+from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
+from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
+from eagle3tui.supervisor.deadlines import deadline, due, seconds_left
 from eagle3tui.supervisor.executors import Executors, is_slurm
+from eagle3tui.supervisor.last_config import record_config
+from eagle3tui.supervisor.log_disk import log_disk_problem
 from eagle3tui.supervisor.launcher import (
     ensure_keeper,
     reap_wrappers,
     resume_interrupted,
 )
 from eagle3tui.supervisor.lock import DriverLock
+from eagle3tui.supervisor.metrics_host import MetricsHost
 from eagle3tui.supervisor.procs import is_alive, signal_name
-from eagle3tui.supervisor.protocol import COMMANDS_DIR, REPLIES_DIR, driver_spec
+from eagle3tui.supervisor.protocol import (
+    COMMANDS_DIR,
+    REPLIES_DIR,
+    command_dirs,
+    driver_spec,
+    read_command,
+)
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
@@ -64,6 +77,8 @@ from eagle3tui.telemetry.collector import (
     summarize,
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
+from eagle3tui.telemetry.xid import XidWatch, failure_lead
+from eagle3tui.trusted import NotRegularFile, UntrustedFile
 
 # A stage's GPU memory freed while it still runs is reported only if the stage
 # is still running this long after: a launcher outlives its dying or stopped
@@ -138,6 +153,8 @@ class Driver:
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
+        self.acceptance = AcceptanceGuard(config)
+        self.xids = XidWatch.from_env()  # GPU faults from the kernel log (telemetry/xid.py)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
         # A full pass (records, scheduling, state.json) runs this often; with inotify
@@ -154,6 +171,7 @@ class Driver:
         self._last_state = ""
         self._last_state_write = 0.0
         self._problems_seen: set[str] = set()
+        self._announced: list[Any] | None = completion.announced(self.state_dir)
         # Where stages run: this host, or Slurm (executor = "slurm").
         self.executors = Executors(
             on_event=lambda level, msg, rec: self._alert(level, "slurm", msg, rec),
@@ -186,18 +204,26 @@ class Driver:
         # Another driver may have changed the intent while we waited for the
         # lock (and execute() before run() saved its own change): start from disk.
         self.intent = Intent.load(self.state_dir)
+        record_config(self.config)  # for `status` and `stop` while the file on disk is broken
         stop = stop or threading.Event()
         idle_marker = self.state_dir / "driver.idle"
+        metrics = None
         try:
             idle_marker.unlink(missing_ok=True)
             if self.keep_alive:
                 ensure_keeper(self.state_dir, driver_spec(self.config))
-            self.commands_dir.mkdir(parents=True, exist_ok=True)
-            self.replies_dir.mkdir(parents=True, exist_ok=True)
+            command_dirs(self.state_dir)
             if self.alert_log.repaired:
                 self._alert("warning", "alerts-repaired", self.alert_log.repaired)
             if self.gpu is not None:
                 self.gpu.start()
+            metrics = MetricsHost(self.config)
+            why = metrics.start()
+            if why:
+                self._alert("warning", "metrics-off", why)
+            why = self.xids.open()
+            if why and any(not s.gpus.empty for s in self.config.stages):
+                self._alert("info", "xid-off", why)  # once per driver, where GPUs are used
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
             if self.wakeups.mode == "inotify":
@@ -255,7 +281,11 @@ class Driver:
             self._save_marks()
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
+            self.store.discard_fallback_dir()  # made again at the next launch
         finally:
+            if metrics is not None:
+                metrics.close()
+            self.xids.close()
             self.wakeups.stop()
             for p in self.probers.values():
                 p.stop()
@@ -301,7 +331,9 @@ class Driver:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
         handled = self.process_commands()
-        if not handled and not self.wakeups.take_full() and now - self._last_full < self.full_every_s:
+        # The pass cadence is a duration: monotonic, or a clock step stops full passes.
+        mono = time.monotonic()
+        if not handled and not self.wakeups.take_full() and mono - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
@@ -309,9 +341,11 @@ class Driver:
                 if rec_stub is not None:
                     self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
-        self._last_full = now
-        self._last_full_mono = time.monotonic()
+        self._last_full = mono
+        self._last_full_mono = mono
         reap_wrappers()
+        if not self._intent_readable():
+            return True
         self._check_config()
         self._restore_lost_records()
         self._settle_relaunches()
@@ -319,6 +353,9 @@ class Driver:
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
         self._report_problems()
+        for ev in self.xids.poll(self.gpu_summary, self._stage_roots):  # before a failure is settled
+            self._alert("critical" if ev.hardware else "warning", "gpu-xid", ev.describe(),
+                        latest.get(ev.stage) if ev.stage else None, **ev.to_json())
         for st in statuses.values():
             rec = latest.get(st.name)
             if rec is None:
@@ -348,9 +385,10 @@ class Driver:
         if p.start or p.stop_services:
             statuses = self.statuses()
         self.write_state(statuses)
+        self._announce_completion(statuses)
         active = any(s.state.active for s in statuses.values())
         scheduled = any(
-            float(r.get("not_before", 0)) > now for r in self.intent.relaunch.values())
+            not due(r) for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
         backlog = any(w.behind for w in self.watches.values())  # an ended stage's log still being read
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active or backlog)
@@ -441,6 +479,8 @@ class Driver:
         doc = None
         if self.gpu is not None and self.gpu.latest is not None:
             doc = summarize(self.gpu.latest, memory_history(self.gpu))
+            if self.xids.by_gpu:
+                doc["xid"] = dict(self.xids.by_gpu)  # the last Xid event per GPU
         if self._remote_reports:
             doc = dict(doc or {"available": False, "error": "no GPU sample on this host yet"},
                        remote=dict(self._remote_reports))
@@ -522,6 +562,8 @@ class Driver:
                     self._alert(level, kind, message, rec, **details)
                 rec.extra["stop_line"] = w.mark_stopping()
             rec.stop_requested_at = time.time()
+            # The grace is a duration: a wall-clock step must not SIGKILL at once.
+            rec.extra["stop_deadline"] = deadline(self.config.stage(name).stop_grace_s)
             rec.stop_reason = reason
             self.store.save(rec)
         done = self.executors.for_record(rec).stop(rec)
@@ -555,7 +597,10 @@ class Driver:
     def _enforce_stop(self, stage: StageConfig, rec: RunRecord, now: float) -> None:
         if rec.stop_requested_at is None or rec.killed_after_grace:
             return
-        if now - rec.stop_requested_at >= stage.stop_grace_s:
+        until = rec.extra.get("stop_deadline")
+        left = seconds_left(until) if isinstance(until, dict) else \
+            stage.stop_grace_s - (now - rec.stop_requested_at)
+        if left <= 0:
             if not self.executors.for_record(rec).kill(rec):
                 return
             rec.killed_after_grace = True
@@ -576,6 +621,12 @@ class Driver:
         self._watch_recs[stage.name] = rec
         self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
+        low = self.acceptance.observe(stage, rec.run_id, w.monitor.figures, w.monitor.figures_line, now,
+                                      bool(rec.extra.get("acceptance_alerted")))
+        if low is not None:  # once per attempt, kept with the record
+            self._alert("warning", ACCEPTANCE_LOW, low[0], rec, **low[1])
+            rec.extra["acceptance_alerted"] = True
+            self.store.save(rec)
 
     def _announce_failing(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
         """Once per fatal event: the stage logged it but its process lives on (with its GPUs)."""
@@ -618,6 +669,8 @@ class Driver:
         if ready:
             rec.extra["ready_at"] = now
             self.store.save(rec)
+            if (w := self.watches.get(stage.name)) is not None:
+                w.mark_ready(now)  # a ready server that is idle is not stalled
             waited = now - (rec.started_at or rec.launched_at)
             self._alert("info", "service-ready", f"ready after {waited:.0f}s", rec, waited_s=waited)
         elif not rec.extra.get("ready_timeout_alerted") and \
@@ -673,6 +726,7 @@ class Driver:
                 rec.error = st.reason + (f" ({st.hint})" if st.hint else "")
         # Repeats held back for this attempt go out now, before the line that says it ended.
         self.hub.flush_attempt(rec.stage, rec.attempt)
+        xids = self.xids.take(stage.name)
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
@@ -693,9 +747,18 @@ class Driver:
             if cause is not None and not any(e.get("line") == cause.get("line") for e in errs):
                 errs = [{k: cause.get(k) for k in ("line", "rule", "text")}] + errs[-2:]
             rec.extra["last_errors"] = errs
+            disk = log_disk_problem(rec.log)
+            if disk:  # the stage's own error may never have reached its log
+                details["log_disk"] = disk
+                st.hint = f"{disk}, so its last output may be lost" + (f"; {st.hint}" if st.hint else "")
             if st.hint:
                 details["hint"] = st.hint
-            self._alert("critical", "stage-failed", failure_message(st, cause), rec, **details)
+            message = failure_message(st, cause)
+            xid = failure_lead(xids)
+            if xid:  # the GPU's fault explains what the log shows
+                details["xid"] = xid
+                message = f"{xid}; {message}"
+            self._alert("critical", "stage-failed", message, rec, **details)
             self._maybe_retry(stage, rec, w, now)
         rec.extra["finalized"] = True
         self.store.save(rec)
@@ -729,12 +792,26 @@ class Driver:
                         f"gave up after {chain} attempts (retry.max_attempts = {pol.max_attempts})", rec)
             return
         self.intent.relaunch[stage.name] = {"mode": "resume" if stage.resume else "restart",
-                                            "not_before": now + pol.backoff_s, "trigger": "retry",
+                                            **deadline(pol.backoff_s), "trigger": "retry",
                                             "after_attempt": rec.attempt}
         self.intent.save(self.state_dir)
         self._alert("warning", "retry-scheduled",
                     f"will resume in {pol.backoff_s:.0f}s (attempt {rec.attempt + 1} of at most "
                     f"{rec.attempt - chain + pol.max_attempts})", rec)
+
+    def _announce_completion(self, statuses: dict[str, StageStatus]) -> None:
+        """One ``pipeline-complete`` alert per completion (supervisor/completion.py)."""
+        done = completion.completion(self.config, list(statuses.values()), self.intent)
+        if done is None or done.key == self._announced:
+            return
+        result = done.result()
+        message = done.message(result)
+        self._alert("info", completion.KIND, message, None, succeeded=done.succeeded,
+                    skipped=done.skipped or None, elapsed_s=done.elapsed_s,
+                    last_stage=done.last_stage, result=result or None)
+        # On disk after the alert: a driver killed in between announces it again, never not at all.
+        completion.mark_announced(self.state_dir, done, time.time(), message)
+        self._announced = done.key
 
     # -- commands ------------------------------------------------------------
     def _command_files(self) -> list[Path]:
@@ -747,8 +824,13 @@ class Driver:
         files = self._command_files()
         for path in files:
             try:
-                cmd = json.loads(path.read_text())
+                cmd = read_command(path)
                 reply = self.execute(cmd)
+            except (UntrustedFile, NotRegularFile) as e:
+                # Not ours to obey (another user's file, a link): never executed.
+                path.unlink(missing_ok=True)
+                self._alert("critical", "command-refused", f"command {path.name} refused: {e}")
+                continue
             except (OSError, ValueError) as e:
                 cmd, reply = {}, {"ok": False, "message": f"unreadable command {path.name}: {e}"}
             except KeyError as e:
@@ -763,8 +845,11 @@ class Driver:
     def execute(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Run one front-end command; returns ``{"ok": bool, "message": str}``."""
         op = cmd.get("op")
+        if self.intent.problem and op != "ping":
+            return {"ok": False, "message": self.intent.problem}
         reload_note = self._adopt_overrides(cmd)
-        if reload_note and reload_note.startswith("refused"):
+        if reload_note and reload_note.startswith("refused") and op != "stop":
+            # A stop never needs the new configuration: it works under the one kept.
             return {"ok": False, "message": reload_note[len("refused: "):]}
         names: list[str] = list(cmd.get("stages", []))
         for n in names:
@@ -783,7 +868,8 @@ class Driver:
                 if st.state == StageState.SUCCEEDED and st.stale and not st.state.active:
                     # Bring it up to date: its inputs changed after it ran.
                     self.intent.relaunch[n] = {"mode": "restart", "not_before": 0, "trigger": "user"}
-                    msgs.append(f"{n}: stale ({st.stale}); rerun queued (attempt {st.attempt + 1})")
+                    msgs.append(f"{n}: {'changed' if st.changed else 'stale'} "
+                                f"({st.changed or st.stale}); rerun queued (attempt {st.attempt + 1})")
                 elif n in names or cmd.get("all"):
                     if st.state.active:
                         msgs.append(f"{n}: already running")
@@ -794,6 +880,10 @@ class Driver:
                         ok = ok and not (n in names)
                     elif st.state in (StageState.PENDING, StageState.WAITING):
                         msgs.append(f"{n}: queued")
+            if cmd.get("all") and not msgs:
+                msgs.append("nothing to do: every stage succeeded with the current settings and "
+                            "nothing it uses changed since; to run a stage again anyway, use "
+                            "`restart NAME` (R in the TUI)")
             self.intent.save(self.state_dir)
         elif op in ("restart", "resume"):
             for n in names:
@@ -866,6 +956,23 @@ class Driver:
         # few hundred ms (commit_seen): never one fsync per wake-up.
         w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt), alerted=bool(alerts))
 
+    def _intent_readable(self) -> bool:
+        """False (and one critical alert) while intent.json exists but cannot be believed.
+
+        It may hold a retry that is due: acting on an empty intent would lose
+        it, and saving one would overwrite it. Running stages keep being
+        followed between full passes; nothing is launched or settled.
+        """
+        if self.intent.problem:
+            self.intent = Intent.load(self.state_dir)
+        if not self.intent.problem:
+            self._intent_alerted = None
+            return True
+        if getattr(self, "_intent_alerted", None) != self.intent.problem:
+            self._intent_alerted = self.intent.problem
+            self._alert("critical", "intent-unreadable", self.intent.problem)
+        return False
+
     def _settle_relaunches(self) -> None:
         """Drop relaunches whose attempt was created before a driver died (see _launch)."""
         done = [n for n, r in self.intent.relaunch.items() if r.get("attempt") and Path(
@@ -916,8 +1023,7 @@ class Driver:
             print("eagle3tui driver: the state directory was replaced and another driver "
                   "holds its lock; exiting", file=sys.stderr, flush=True)
             return False
-        self.commands_dir.mkdir(parents=True, exist_ok=True)
-        self.replies_dir.mkdir(parents=True, exist_ok=True)
+        command_dirs(self.state_dir)
         # What this driver knows survives: the running attempts and the intent,
         # so no later driver sees those stages as never run and launches them twice.
         for rec in self._watch_recs.values():
@@ -970,8 +1076,13 @@ class Driver:
         overrides = cmd.get("overrides")
         if not isinstance(overrides, dict) or overrides == dict(self.config.overrides):
             return note
-        return self._reload({str(k): str(v) for k, v in overrides.items()},
-                            self._config_files_digest())
+        wanted = {str(k): str(v) for k, v in overrides.items()}
+        note = self._reload(wanted, self._config_files_digest())
+        if note is None and wanted != dict(self.config.overrides):
+            # Refused before (the alert is not repeated): the command is refused again,
+            # never run with the configuration it did not ask for.
+            note = self._config_rejected
+        return note
 
     def _reload(self, overrides: dict[str, str], digest: str | None) -> str | None:
         """Load the configuration again; a note for the user, "refused: ..." on failure."""
@@ -993,6 +1104,7 @@ class Driver:
             return (f"refused: stage(s) {', '.join(running)} are running but missing from the new "
                     "configuration; stop them first, then edit the file")
         self.config = new
+        record_config(new)
         self.rules = ruleset_for(new)
         for w in self.watches.values():
             w.monitor.set_rules(self.rules)  # a rule taught in the TUI applies to running stages too
@@ -1054,7 +1166,9 @@ def failure_message(st: StageStatus, cause: dict[str, Any] | None) -> str:
     if len(head) > 200:
         head = head[:197] + "..."
     root = f"; root cause {cause['root_cause']}" if cause.get("root_cause") else ""
-    return f"failed: {head} (line {cause.get('line')}, {cause.get('rule')}){root}; {how}{hint}"
+    who = f"{cause['who']}: " if cause.get("who") else ""  # the rank it came from (logs.ranks)
+    folded = "".join(f"; {cause[k]}" for k in ("consequences", "earlier") if cause.get(k))
+    return f"failed: {who}{head} (line {cause.get('line')}, {cause.get('rule')}){root}{folded}; {how}{hint}"
 
 
 _STORAGE_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EDQUOT)

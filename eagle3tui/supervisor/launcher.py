@@ -8,12 +8,10 @@ wrapper even when nobody is watching.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -22,8 +20,10 @@ from typing import Any
 import psutil
 
 from eagle3tui.config import StageConfig
+from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
 from eagle3tui.supervisor.procs import create_time
 from eagle3tui.supervisor.records import RunRecord, RunStore
+from eagle3tui.trusted import NotRegularFile, append_regular, private_dir
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
 
@@ -55,12 +55,12 @@ def stage_env(stage: StageConfig, attempt: int) -> dict[str, str]:
 def fallback_result_path(store: RunStore, stage: str, attempt: int) -> str:
     """Where the wrapper writes the result when the state directory refuses it.
 
-    Outside the state directory (its filesystem may be full or read-only),
-    per user and per state directory so two pipelines never share a file.
+    Outside the state directory (its filesystem may be full or read-only), in
+    an owner-only directory with a random name (see records.fallback_dir): a
+    predictable path in a world-writable /tmp would let another user plant a
+    result there first.
     """
-    key = hashlib.sha1(str(store.state_dir.resolve()).encode()).hexdigest()[:16]
-    base = Path(tempfile.gettempdir()) / f"eagle3tui-{os.getuid()}" / key
-    return str(base / stage / f"{attempt:04d}.result.json")
+    return str(store.fallback_dir() / f"{stage}.{attempt:04d}.result.json")
 
 
 def wrapper_argv(stage: StageConfig, store: RunStore, rec: RunRecord,
@@ -122,16 +122,21 @@ def new_attempt(stage: StageConfig, store: RunStore, *, resume: bool, resumed_fr
                 trigger: str) -> RunRecord:
     """A new (unsaved) record of ``stage``, its log and run directories made."""
     argv = stage.argv(resume=resume)
-    log = Path(stage.log)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    store.stage_dir(stage.name).mkdir(parents=True, exist_ok=True)
-    return store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
-                            resume=resume, resumed_from=resumed_from, trigger=trigger)
+    log = Path(stage.log)  # its directory is made by write_header, which reports why not
+    private_dir(store.runs_dir)  # 0700 whatever the umask
+    private_dir(store.stage_dir(stage.name))
+    rec = store.new_record(stage.name, argv=argv, cwd=str(stage.cwd), log=str(log),
+                           resume=resume, resumed_from=resumed_from, trigger=trigger)
+    # Saved with the record before the process starts: a success is always
+    # known together with what it was made from (supervisor/fingerprint.py).
+    rec.extra[FINGERPRINT] = fingerprint(stage)
+    return rec
 
 
 def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, how: str = "") -> None:
     """The attempt's header line in the stage log; its output starts after it (``log_offset``)."""
-    with open(rec.log, "ab") as f:
+    Path(rec.log).parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(append_regular(rec.log), "ab") as f:
         stamp = datetime.now().astimezone().isoformat(timespec="seconds")
         what = f"resume of attempt {resumed_from}" if rec.resume and resumed_from else "start"
         f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}){how}: "
@@ -154,7 +159,17 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
     rec.extra["result_fallback"] = fallback_result_path(store, stage.name, rec.attempt)
     if driver:
         rec.extra["driver"] = driver
-    write_header(rec, stage, resumed_from)
+    try:
+        write_header(rec, stage, resumed_from)
+    except OSError as e:
+        # A FIFO or a link at the log path (never blocked on), a directory that
+        # cannot be made, a full log disk: the attempt fails and says why, and
+        # the driver goes on with the other stages. (A full *state* directory
+        # makes the save below fail too: the driver then waits for space.)
+        why = str(e) if isinstance(e, NotRegularFile) else f"{e.filename or rec.log}: {e.strerror or e}"
+        rec.error, rec.exit_code, rec.ended_at = f"cannot write the log: {why}", 127, time.time()
+        store.save(rec)
+        return rec
     # Write-ahead: the attempt exists on disk before any process does.
     store.save(rec)
     return _start_wrapper(stage, store, rec, wait_started)
@@ -197,7 +212,7 @@ def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
         return rec
     env = stage_env(stage, rec.attempt)
     env["EAGLE3TUI_RUN_ID"] = rec.run_id
-    with open(log, "ab") as out:
+    with os.fdopen(append_regular(log), "ab") as out:
         proc = subprocess.Popen(
             wrapper_argv(stage, store, rec, rec.extra.get("driver")),
             cwd=str(stage.cwd), env=env, stdin=subprocess.DEVNULL,
@@ -224,7 +239,7 @@ def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
 
 def _append(log: Path, text: str) -> None:
     try:
-        with open(log, "ab") as f:
+        with os.fdopen(append_regular(log), "ab") as f:
             f.write(text.encode("utf-8", "replace"))
     except OSError:
         pass

@@ -7,7 +7,6 @@ with SIGKILL never leaves a stale lock behind.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.supervisor.procs import create_time, is_alive
+from eagle3tui.trusted import open_regular, private_dir, read_trusted_json
 
 
 class DriverLock:
@@ -26,8 +26,9 @@ class DriverLock:
         self.fd: int | None = None
 
     def acquire(self, timeout: float = 0.0) -> bool:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # Owner-only whatever the umask: what lies inside decides what runs as us.
+        private_dir(self.state_dir)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -74,7 +75,12 @@ def lock_held(state_dir: Path) -> bool:
     path = Path(state_dir) / "driver.lock"
     if not path.exists():
         return False
-    fd = os.open(path, os.O_RDONLY)
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # cannot tell: never start a second driver on a guess
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -89,7 +95,9 @@ def lock_held(state_dir: Path) -> bool:
 def driver_info(state_dir: Path) -> dict[str, Any]:
     """``{"alive": bool, "pid": int|None, "started_at": float|None}`` for status output."""
     try:
-        data = json.loads((Path(state_dir) / "driver.json").read_text())
+        data = read_trusted_json(Path(state_dir) / "driver.json")
+        if not isinstance(data, dict):
+            data = {}
     except (OSError, ValueError):
         data = {}
     alive = lock_held(state_dir) and is_alive(data.get("pid"), data.get("create_time"))

@@ -4,26 +4,50 @@ A command is a JSON file dropped atomically into ``<state_dir>/commands/``;
 the driver executes commands one at a time in name order (so two front ends
 racing to start the same stage produce exactly one run) and answers in
 ``commands/replies/``. If no driver holds the lock, one is started detached.
+
+A command runs with the owner's rights, so both directories are owner-only
+(0700, whatever the umask) and a command file is read only when it is a
+regular file of the driver's own user that no one else can write
+(:func:`read_command`); any other is refused, removed and alerted.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig
 from eagle3tui.supervisor.lock import lock_held
+from eagle3tui.trusted import UntrustedFile, private_dir, read_trusted_json
 
 # Where commands and their replies live, under the state directory.
 COMMANDS_DIR = "commands"
 REPLIES_DIR = "replies"
+
+def command_dirs(state_dir: Path) -> tuple[Path, Path]:
+    """``commands/`` and ``commands/replies/`` under ``state_dir``, made owner-only."""
+    cdir = private_dir(Path(state_dir) / COMMANDS_DIR)
+    return cdir, private_dir(cdir / REPLIES_DIR)
+
+
+def read_command(path: Path) -> dict[str, Any]:
+    """One command file, if it is ours to obey.
+
+    Raises UntrustedFile (another user's file, or one others could write),
+    NotRegularFile (a FIFO, a symlink), ValueError (not a JSON object).
+    """
+    cmd = read_trusted_json(path)
+    if not isinstance(cmd, dict):
+        raise ValueError("a command is a JSON object")
+    return cmd
+
 
 def driver_argv(config: PipelineConfig) -> list[str]:
     """The command line of a detached driver for ``config``."""
@@ -42,8 +66,10 @@ def driver_spec(config: PipelineConfig) -> dict[str, Any]:
 
 def spawn_driver(config: PipelineConfig) -> None:
     """Start a detached driver for ``config`` (it exits at once if one already runs)."""
-    config.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(config.state_dir / "driver.log", "ab") as log:
+    private_dir(config.state_dir)
+    fd = os.open(config.state_dir / "driver.log",
+                 os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen(driver_argv(config), cwd=str(config.path.parent),
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, close_fds=True)
@@ -62,8 +88,8 @@ def ensure_driver(config: PipelineConfig) -> bool:
 def send_command(config: PipelineConfig, op: str, stages: list[str] | None = None,
                  timeout: float = 20.0, **extra: Any) -> dict[str, Any]:
     """Queue a command, make sure a driver runs, and wait for its reply."""
-    cdir = config.state_dir / COMMANDS_DIR
-    cdir.mkdir(parents=True, exist_ok=True)
+    private_dir(config.state_dir)
+    cdir, _ = command_dirs(config.state_dir)
     # Names sort by time, so the driver runs commands in the order they were sent.
     name = f"{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:6]}.json"
     # The sender's --set values travel with the command: a driver started with
@@ -76,8 +102,10 @@ def send_command(config: PipelineConfig, op: str, stages: list[str] | None = Non
     while time.monotonic() < deadline:
         if reply_path.exists():
             try:
-                reply = json.loads(reply_path.read_text())
-            except ValueError:
+                reply = read_trusted_json(reply_path)
+            except UntrustedFile as e:
+                return {"ok": False, "message": str(e)}
+            except (ValueError, FileNotFoundError):
                 time.sleep(0.02)
                 continue
             reply_path.unlink(missing_ok=True)

@@ -11,7 +11,14 @@ Layout under the state directory::
 The wrapper's files are merged into the record when read, so the outcome is
 known even if no supervisor was alive when the stage ended. When the state
 directory refused the result (full, read-only), it is found in the reserved
-file, the fallback file outside the state directory, or the log's marker line.
+file, the fallback file outside the state directory (in an owner-only
+directory with a random name), or the log's marker line, which is believed
+only when it carries the attempt's MAC (the key is in the record, which the
+stage log never shows: a log line that imitates the marker is refused).
+
+Every file here is read through :func:`eagle3tui.trusted.read_trusted`: a
+file that is not regular, or is owned by someone else, or writable by others,
+is refused and reported in ``problems`` (the driver alerts them).
 
 A corrupt or half-written record is reported in ``RunStore.problems``. The
 newest attempt is never skipped for being unreadable: ``latest`` then returns
@@ -22,8 +29,14 @@ and be launched a second time.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import math
 import os
+import secrets
+import stat
+import tempfile
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -31,6 +44,7 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.supervisor.procs import is_alive
+from eagle3tui.trusted import open_regular, read_trusted, read_trusted_json
 
 # The wrapper's last-resort line in the stage log (see stagewrap.RESULT_MARKER).
 RESULT_MARKER = b"[eagle3tui] result "
@@ -75,16 +89,57 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        """A record from its JSON; ``ValueError`` naming the first field of the wrong type."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a run record is a JSON object, got {type(data).__name__}")
         names = {f.name for f in fields(cls)}
         missing = [n for n in ("stage", "attempt", "run_id", "argv", "cwd", "log") if n not in data]
         if missing:
             raise ValueError(f"missing fields: {', '.join(missing)}")
+        for name, value in data.items():
+            kind = _FIELD_TYPES.get(name)
+            if kind is not None and not _has_type(value, kind):
+                raise ValueError(f"field {name!r} must be {_TYPE_WORDS[kind]}, got "
+                                 f"{type(value).__name__} {value!r:.40}")
+        if isinstance(data["argv"], list) and not all(isinstance(a, str) for a in data["argv"]):
+            raise ValueError("field 'argv' must be a list of strings")
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+# The JSON type each field of a record must have (None allowed where it says "?"),
+# so a hand-edited or corrupt record is refused by name instead of crashing
+# whoever reads it later ("attempt": "2" makes every "attempt + 1" a TypeError).
+_FIELD_TYPES = {
+    "stage": "str", "attempt": "int", "run_id": "str", "argv": "list", "cwd": "str", "log": "str",
+    "log_offset": "int", "resume": "bool", "resumed_from": "int?", "launched_at": "num",
+    "wrapper_pid": "int?", "wrapper_create_time": "num?", "pid": "int?", "pgid": "int?",
+    "create_time": "num?", "started_at": "num?", "ended_at": "num?", "exit_code": "int?",
+    "signal": "int?", "stop_requested_at": "num?", "stop_reason": "str?",
+    "killed_after_grace": "bool", "error": "str?", "trigger": "str", "extra": "dict",
+}
+_TYPE_WORDS = {"str": "a string", "int": "an integer", "list": "a list", "bool": "true or false",
+               "num": "a number", "dict": "an object", "int?": "an integer or null",
+               "num?": "a number or null", "str?": "a string or null"}
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind.endswith("?"):
+        if value is None:
+            return True
+        kind = kind[:-1]
+    if kind == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False  # true is not a pid, an attempt or a time
+    if kind == "int":
+        return isinstance(value, int)
+    if kind == "num":
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    return isinstance(value, {"str": str, "list": list, "dict": dict}[kind])
+
+
 def _read_json(path: Path) -> Any:
-    with open(path, "rb") as f:
-        return json.loads(f.read().decode("utf-8"))
+    return read_trusted_json(path)
 
 
 class RunStore:
@@ -100,6 +155,42 @@ class RunStore:
 
     def prefix(self, stage: str, attempt: int) -> str:
         return str(self.stage_dir(stage) / f"{attempt:04d}")
+
+    def fallback_dir(self) -> Path:
+        """The owner-only directory outside the state directory for results it refuses.
+
+        Made once per state directory with ``mkdtemp`` (0700, a random name) in
+        ``$XDG_RUNTIME_DIR`` when that is ours, else the temp directory; its
+        path is kept in ``result-fallback.json`` and reused while it still
+        passes the checks (ours, a directory, closed to others).
+        """
+        note = self.state_dir / "result-fallback.json"
+        try:
+            known = Path(str(read_trusted_json(note)["dir"]))
+            st = os.lstat(known)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+                return known
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        base = os.environ.get("XDG_RUNTIME_DIR") or ""
+        try:
+            st = os.stat(base) if base else None
+        except OSError:
+            st = None
+        if st is None or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            base = tempfile.gettempdir()
+        made = Path(tempfile.mkdtemp(prefix="eagle3tui-results-", dir=base))
+        atomic_write_json(note, {"dir": str(made), "state_dir": str(self.state_dir)})
+        return made
+
+    def discard_fallback_dir(self) -> None:
+        """Remove the fallback directory if nothing was ever written there (a driver going idle)."""
+        note = self.state_dir / "result-fallback.json"
+        try:
+            os.rmdir(str(read_trusted_json(note)["dir"]))  # fails, harmlessly, unless empty
+            note.unlink()
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
 
     def gpu_report_path(self, stage: str, attempt: int) -> str:
         """Where the wrapper of a stage on another node reports that node's GPUs."""
@@ -163,6 +254,9 @@ class RunStore:
     def new_record(self, stage: str, argv: list[str], cwd: str, log: str, **kw: Any) -> RunRecord:
         rec = RunRecord(stage=stage, attempt=self.next_attempt(stage), run_id=uuid.uuid4().hex[:12],
                         argv=argv, cwd=cwd, log=log, **kw)
+        # The key of the wrapper's last-resort marker line (see _result_from_log):
+        # in the owner-only record, never in an argv, an environment or the log.
+        rec.extra.setdefault(RESULT_KEY, secrets.token_hex(16))
         return rec
 
     def save(self, rec: RunRecord) -> None:
@@ -174,6 +268,11 @@ class RunStore:
         prefix = self.prefix(rec.stage, rec.attempt)
         if rec.pid is None or (rec.wrapper_pid is None and rec.ended_at is None):
             started = self._read_optional(prefix + ".started.json")
+            if started and not all(_has_type(started.get(k), t) for k, t in (
+                    ("pid", "int?"), ("pgid", "int?"), ("wrapper_pid", "int?"),
+                    ("create_time", "num?"), ("wrapper_create_time", "num?"), ("started_at", "num?"))):
+                self._problem(f"{prefix}.started.json: fields of the wrong type; ignored")
+                started = None
             if started and rec.pid is None:
                 rec.pid = started.get("pid")
                 rec.pgid = started.get("pgid")
@@ -187,10 +286,15 @@ class RunStore:
                 changed = True
         if rec.ended_at is None:
             result = self._find_result(rec, prefix)
+            if result and not _valid_result(result):
+                self._problem(f"{prefix}.result.json: the wrapper's result has fields of the wrong "
+                              f"type ({json.dumps(result)[:120]}); ignored")
+                result = None
             if result:
                 rec.exit_code = result.get("exit_code")
                 rec.signal = result.get("signal")
-                rec.ended_at = result.get("ended_at")
+                # Never before the attempt began (a wall clock stepped back): no negative elapsed.
+                rec.ended_at = max(float(result["ended_at"]), rec.started_at or rec.launched_at or 0.0)
                 if result.get("error") and not rec.error:
                     rec.error = result["error"]
                 if result.get("killed_after_grace"):
@@ -223,17 +327,23 @@ class RunStore:
             if result:
                 return result
         if rec.wrapper_pid and rec.log and not is_alive(rec.wrapper_pid, rec.wrapper_create_time):
-            return _result_from_log(rec.log, rec.log_offset)
+            found = _result_from_log(rec.log, rec.log_offset, rec.extra.get(RESULT_KEY))
+            if isinstance(found, str):
+                self._problem(found)
+                return None
+            return found
         return None
 
     def _read_optional(self, path: str, blank_ok: bool = False) -> dict[str, Any] | None:
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = read_trusted(path)
             if blank_ok and not raw.strip():
                 return None  # a reserve not written yet
             data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
+            return None
+        except PermissionError as e:  # UntrustedFile says who owns it and why it is refused
+            self._problem(str(e) if "refused" in str(e) else f"{path}: unreadable ({e}); ignored")
             return None
         except (OSError, ValueError, UnicodeDecodeError) as e:
             self._problem(f"{path}: unreadable ({e}); ignored")
@@ -250,22 +360,55 @@ def gpu_report_path(prefix: str) -> str:
     return prefix + ".gpu.json"
 
 
-def _result_from_log(log: str, offset: int) -> dict[str, Any] | None:
-    """The wrapper's result marker line from the end of the attempt's log, if any."""
+def result_mac(key: str, payload: bytes) -> str:
+    """The MAC of a marker line's JSON (the wrapper computes the same, see stagewrap.py)."""
+    return hmac.new(key.encode(), payload, hashlib.sha256).hexdigest()
+
+
+def _valid_result(result: dict[str, Any]) -> bool:
+    ended = result.get("ended_at")
+    return (_has_type(ended, "num") and _has_type(result.get("exit_code"), "int?")
+            and _has_type(result.get("signal"), "int?"))
+
+
+def _result_from_log(log: str, offset: int, key: str | None) -> dict[str, Any] | str | None:
+    """The wrapper's result marker line from the end of the attempt's log, if any.
+
+    A log is the stage's text, which anyone who can make the stage print a
+    line controls: the marker is believed only with the attempt's MAC. Returns
+    the result, None when there is no marker, or the reason a marker was refused.
+    """
     try:
-        with open(log, "rb") as f:
+        fd = open_regular(log)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
             size = f.seek(0, os.SEEK_END)
             start = max(offset, size - 65536)
             f.seek(start)
             tail = f.read()
     except OSError:
         return None
-    at = tail.rfind(RESULT_MARKER)
-    if at < 0:
-        return None
-    line = tail[at + len(RESULT_MARKER):].split(b"\n", 1)[0]
-    try:
-        data = json.loads(line.decode("utf-8"))
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) and "ended_at" in data else None
+    end = len(tail)
+    refused = None
+    while (at := tail.rfind(RESULT_MARKER, 0, end)) >= 0:
+        end = at
+        line = tail[at + len(RESULT_MARKER):].split(b"\n", 1)[0]
+        mac, _, payload = line.partition(b" ")
+        if not key or not hmac.compare_digest(mac.decode("ascii", "replace"),
+                                              result_mac(str(key), payload)):
+            refused = (f"{log}: a line that looks like the wrapper's result marker has no valid "
+                       "MAC for this attempt; refused (a log line cannot report an exit code)")
+            continue  # an imitation printed after the real marker must not hide it
+        try:
+            data = json.loads(payload.decode("utf-8"))
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "ended_at" in data:
+            return data
+    return refused
+
+
+# The record's extra key that holds the attempt's marker key.
+RESULT_KEY = "result_key"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from eagle3tui.config import PipelineConfig, topo_order
+from eagle3tui.supervisor.deadlines import due
 from eagle3tui.supervisor.state import Intent, StageState, StageStatus
 
 
@@ -58,7 +59,7 @@ def plan(config: PipelineConfig, statuses: dict[str, StageStatus], intent: Inten
         resume = False
         relaunch = intent.relaunch.get(stage.name)
         if relaunch and not st.state.active:
-            if now < float(relaunch.get("not_before", 0)):
+            if not due(relaunch):  # monotonic within a boot: a clock step changes nothing
                 p.waiting[stage.name] = f"{relaunch.get('mode', 'resume')} scheduled"
                 continue
             resume = relaunch.get("mode") == "resume"
@@ -72,7 +73,8 @@ def plan(config: PipelineConfig, statuses: dict[str, StageStatus], intent: Inten
                 blocked = f"waiting for {d} ({intent.relaunch[d].get('mode', 'rerun')} queued)"
                 break
             if dep.stale:
-                blocked = f"blocked: dependency {d} is stale ({dep.stale}); run all to rerun it"
+                why = f"changed ({dep.changed})" if dep.changed else f"stale ({dep.stale})"
+                blocked = f"blocked: dependency {d} is {why}; run all to rerun it"
                 break
             if _dep_ok(dep):
                 continue

@@ -3,7 +3,7 @@
 Pure building blocks for the driver's Slurm executor; nothing here holds state
 or loops. Every Slurm command is an argv list run with a timeout. The facts
 this module relies on were measured on a real Slurm 22.05 (see
-``notes/slurm-facts.md`` in the project notes and ``tests/fixtures/slurm/``):
+docs/slurm.md and ``tests/fixtures/slurm/``):
 
 - The batch script never holds the stage's command as shell text. It is the
   constant :data:`BATCH_SCRIPT`, which ``exec``\\ s its arguments, and the

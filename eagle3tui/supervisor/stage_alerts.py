@@ -19,25 +19,35 @@ from typing import Any
 
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig
+from eagle3tui.logs import catalog, families
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.fatal_peek import FatalPeek
 from eagle3tui.supervisor.records import RunRecord
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
+# The ids this module makes or reads by name, checked against the registry when it loads.
+_LOG_RESET = families.family_id("log-reset")
+_EARLY_EXIT = families.family_id("early-exit")
+_TRACEBACK = families.family_id("traceback")
+_NONZERO_EXIT = families.family_id("nonzero-exit")
+_ETA_DRIFT = families.family_id("eta-drift")
+_QUIET_BUT_WORKING = families.family_id("quiet-but-working")
 
-STALL_RULES = ("stalled", "hang-suspected")
+# The id sets below are the registry's flags (eagle3tui/logs/families.toml and the packs).
+STALL_RULES = catalog.with_flag("stall")
 # A launcher's failure report (torchrun's ChildFailedError box): its first line
 # is the alert; the rank lines within this many lines after it are part of it.
-LAUNCHER_REPORT_RULE = "torchrun-child-failed"
+LAUNCHER_REPORT_RULE = catalog.one_with("launcher-report")
 LAUNCHER_REPORT_LINES = 40
 # Line kinds the log panes mark (the rest is ordinary output).
 VERDICT_KINDS = frozenset({"fatal", "warning", "benign", "error"})
 # Fatal rules whose report spans several matching lines: alerted once per attempt.
-ONCE_PER_ATTEMPT = frozenset({"torchrun-child-failed"})
+ONCE_PER_ATTEMPT = catalog.with_flag("once-per-attempt")
 # Fatal events this close (lines between them) are one error written in
 # parts: a logged message and the traceback under it, an exception and the
 # subprocess traceback quoted in its message. The cause is all of them.
@@ -45,10 +55,10 @@ CAUSE_GAP_LINES = 2
 # A launcher's kill lines are its reaction to something else (a rank that
 # failed, a signal it received itself); when nothing fatal follows them, the
 # launcher's own next line says which.
-LAUNCHER_KILL_RULE = "launcher-kill"
+LAUNCHER_KILL_RULE = catalog.one_with("launcher-kill")
 # A service's traceback judged one request's failure (its frames are a request
 # handler's): the server lived on after it, unless it exited right there.
-REQUEST_FAILURE_RULES = frozenset({"request-failed"})
+REQUEST_FAILURE_RULES = catalog.with_flag("request-failure")
 # The rule pack of the program that runs the job (Slurm's own lines in its output):
 # an ending it reports at the end of a log with nothing fatal explains the failure.
 RUNNER_RULE_SOURCE = "slurm"
@@ -147,6 +157,17 @@ def launcher_root_cause(log_path: str, tail_bytes: int = 64 * 1024) -> str | Non
     return out[:300]
 
 
+def _is_consequence(rule: str | None, text: str) -> bool:
+    """Whether a fatal event is, in a distributed job, another process's failure echoed."""
+    return rule in CONSEQUENCE_RULES and not launcher_failed_line(text)
+
+
+def _worker_rank(worker: Any) -> int | None:
+    """The rank a worker prefix names ("rank3"), or None."""
+    m = re.match(r"^rank(\d{1,6})$", str(worker or ""), re.I)
+    return int(m.group(1)) if m else None
+
+
 @functools.lru_cache(maxsize=16)
 def _ready_regex(pattern: str) -> Any:
     """A readiness pattern compiled once (the driver asks every poll)."""
@@ -170,6 +191,7 @@ class StageWatch:
         self._report_until = 0  # last line of the launcher report being read, if any
         self.log_path = rec.log
         self._truncated_unseen = False
+        self._log_problem: str | None = None  # the follower's last refusal, alerted once
         self.alerted_line = self._load_seen()
         # Lines processed but not yet known to be durably alerted (see commit_seen).
         self._pending_line = 0
@@ -191,6 +213,9 @@ class StageWatch:
             stage_kind=stage.kind)
         self._catch_up_samples = self.monitor.samples_per_block
         self._stalled_at: float | None = None
+        # A driver that reattaches to a service already ready (a probe or a log pattern said
+        # so): the log it catches up on was written before, so it is ready as of that catch-up.
+        self._ready_on_catch_up = stage.ready is not None and bool(rec.extra.get("ready_at"))
         self.benign_seen: set[str] = set()
         self.rules_seen: set[str] = set()
         self._once_seen: set[str] = set()
@@ -204,6 +229,8 @@ class StageWatch:
         # they came out (a traceback is judged only once the process ends, so
         # that is not always the order of their lines).
         self._fatals: list[dict[str, Any]] = []
+        # The fatal events the attempt went on after (progress followed them), in order.
+        self._survived: list[dict[str, Any]] = []
         # (rule, text) of the fatal alert that paged for the current failure:
         # its exact repeats stay as they are (the hub counts repeats).
         self._paged: tuple[str | None, str] | None = None
@@ -303,15 +330,24 @@ class StageWatch:
         if self._truncated_unseen or self.monitor.follower.resets != resets:
             # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
             self._truncated_unseen = False
-            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule="log-reset",
+            events.insert(0, LogEvent(line=1, end_line=1, kind="info", rule=_LOG_RESET,
                                       text=f"{self.log_path} was truncated or replaced"))
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
         out = self._to_alerts(events)
+        problem = self.monitor.follower.problem
+        if problem and problem != self._log_problem:
+            # A FIFO or a link at the log's path: nothing it says can be read.
+            out.append(("critical", "log-refused", problem, {"rule": "log-refused"}))
+        self._log_problem = problem
+        if self._ready_on_catch_up:
+            self._ready_on_catch_up = False
+            self.mark_ready(now)
         if self.fatal is not None and self.monitor.worked_line > int(self.fatal.get("line") or 0):
             # It made progress after the error (a bar drawn again at zero is none):
             # not failing (any more).
             self.fatal = None
+            self._survived.extend(self._fatals)  # counted, and led with if the same failure ends it
             self._fatals.clear()  # nor do those errors explain a later failure
             self._paged = None
         stall_events = self.monitor.check(now, self.gpu_witness)
@@ -361,12 +397,12 @@ class StageWatch:
     def _redundant_early_exit(self, ev: LogEvent) -> bool:
         # "It failed right after starting" adds nothing when a fatal line
         # already said why: the stage-failed alert leads with that line.
-        return ev.rule == "early-exit" and self.first_fatal is not None
+        return ev.rule == _EARLY_EXIT and self.first_fatal is not None
 
     def _after_stop(self, ev: LogEvent) -> bool:
         if self.stop_line is None:
             return False
-        return ev.rule == "early-exit" or (ev.line or 0) > self.stop_line
+        return ev.rule == _EARLY_EXIT or (ev.line or 0) > self.stop_line
 
     def _to_alerts(self, events: list[LogEvent], live: bool = False) -> list[AlertTuple]:
         out: list[AlertTuple] = []
@@ -378,7 +414,7 @@ class StageWatch:
         already_failing = self.fatal is not None
         fatal_at: list[tuple[int, int, tuple[str | None, str]]] = []  # (index in out, line, (rule, text))
         for ev in events:
-            if ev.rule == "log-reset":
+            if ev.rule == _LOG_RESET:
                 # copytruncate or a new file: line numbers restart, so does the mark.
                 self.alerted_line = 0
                 self._pending_line = 0
@@ -386,7 +422,7 @@ class StageWatch:
                 self._reset_seen()
                 out.append(("warning", "log-truncated",
                             f"{self.log_path} was truncated or replaced; following it from its "
-                            "start (line numbers restart)", {"rule": "log-reset"}))
+                            "start (line numbers restart)", {"rule": _LOG_RESET}))
                 continue
             after_stop = self._after_stop(ev)
             if ev.rule and not after_stop:
@@ -418,9 +454,13 @@ class StageWatch:
         if fatal_at:
             # The batch's earliest line pages (a traceback judged at the exit
             # comes out after the line that followed it, but it came first).
-            first = None if already_failing and self._paged else min(fatal_at, key=lambda x: x[1])
+            # A consequence (a launcher's SIGTERM to a sibling, another rank's collective
+            # timeout, torchrun's report) pages only when nothing in the batch says what failed.
+            first = (None if already_failing and self._paged else
+                     min(fatal_at, key=lambda x: (_is_consequence(*x[2]), x[1])))
             if first is not None:
                 self._paged = first[2]
+                out[first[0]] = self._lead_with_rank(out[first[0]])
             of_line = first[1] if first else int((self.fatal or {}).get("line") or 0)
             for i, line, sig in fatal_at:
                 if (i, line, sig) != first and sig != self._paged:
@@ -435,6 +475,25 @@ class StageWatch:
             waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
             self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
+
+    def _lead_with_rank(self, alert: AlertTuple) -> AlertTuple:
+        """The paging fatal alert of a distributed job, led by the rank that failed (logs.ranks)."""
+        inc = self.incident()
+        if inc is None:
+            return alert
+        level, kind, message, details = alert
+        rule, text = str(details.get("rule") or ""), str(details.get("text") or "")
+        if inc.cause.unseen:
+            message = f"{inc.cause.who()}: {message}"
+        elif _is_consequence(rule, text) or launcher_failed_line(text) or details.get("line") == inc.cause.line:
+            message = f"{inc.cause.headline()}. {message}"
+        else:
+            rank = _worker_rank(details.get("worker"))
+            who = f"rank {rank}" if rank is not None else inc.cause.who()
+            message = f"{who}: {message}"
+        summary = inc.summary()
+        return (level, kind, f"{message} ({summary})" if summary else message,
+                dict(details, incident=inc.as_dict()))
 
     @staticmethod
     def _as_echo(alert: AlertTuple, of_line: int) -> AlertTuple:
@@ -454,12 +513,12 @@ class StageWatch:
         if ev.rule == LAUNCHER_REPORT_RULE and self._report_until < ev.line:
             self._report_until = ev.line + LAUNCHER_REPORT_LINES
             return False
-        return ev.line <= self._report_until and ev.rule in (LAUNCHER_REPORT_RULE, "nonzero-exit")
+        return ev.line <= self._report_until and ev.rule in (LAUNCHER_REPORT_RULE, _NONZERO_EXIT)
 
     def _note_fatal(self, ev: LogEvent) -> None:
         fatal = {"line": ev.line, "end_line": ev.end_line, "rule": ev.rule,
                  "text": ev.text[:500], "explanation": ev.explanation, "at": self._now}
-        if ev.rule != "early-exit":
+        if ev.rule != _EARLY_EXIT:
             self._fatals.append(dict(fatal, worker=ev.worker))
         if self.first_fatal is None:
             self.first_fatal = fatal
@@ -480,12 +539,17 @@ class StageWatch:
             "end_line": ev.end_line, "text": ev.text[:2000], "worker": ev.worker,
             "action": ev.action or None}
         details.update(ev.details or {})
-        if ev.rule == "eta-drift":
+        if ev.rule == _ETA_DRIFT:
             details.update(projected_s=ev.projected_s, drift=ev.drift)
-            return ("warning", "eta-drift", ev.text, details)
+            # How sure the projection is (logs/eta.py): certain, or from how much of the bar.
+            crossing = self.monitor.eta_tracker.crossing
+            basis = crossing.basis if crossing is not None else ""
+            if basis:
+                details["basis"] = basis
+            return ("warning", "eta-drift", ev.text + (f" ({basis})" if basis else ""), details)
         if ev.rule in STALL_RULES:
             return ("warning", "stall", ev.explanation or ev.text, details)
-        if ev.rule == "quiet-but-working":
+        if ev.rule == _QUIET_BUT_WORKING:
             if self.fatal is not None:
                 # A hung collective spins its GPU kernels: busy GPUs after a
                 # fatal error and no output are the hang, not work.
@@ -560,7 +624,10 @@ class StageWatch:
                 return ended
         if earliest is not None or self.first_fatal is not None:
             cause = dict(earliest if earliest is not None else self.first_fatal or {})
-            if cause.get("rule") == "torchrun-child-failed":
+            self._count_the_rest(cause)
+            if self._fold_incident(cause):
+                return cause
+            if cause.get("rule") == LAUNCHER_REPORT_RULE:
                 rank = launcher_root_cause(self.monitor.path)
                 if rank:
                     cause["root_cause"] = rank
@@ -573,6 +640,92 @@ class StageWatch:
             return {"line": e.line, "end_line": e.end_line, "rule": e.rule, "text": e.text[:500],
                     "explanation": e.explanation}
         return None
+
+    def _count_the_rest(self, cause: dict[str, Any]) -> None:
+        """Several failures in one attempt: lead with the first of the one that ended it, count the others.
+
+        A sweep whose trials die one after another of the same OOM, with progress between
+        them, ends on the last; the page leads with the first time that failure happened
+        (the attempt's first fatal event of that family) and counts the repeats. Earlier
+        fatal events of other families, which the job went on after, and fatal events after
+        the cause that no incident folds, are counted under it.
+        """
+        # After the failure that ended it (before the lead moves to an earlier repeat).
+        end = int(cause.get("end_line") or cause.get("line") or 0)
+        later = [f for f in self._fatals if int(f.get("line") or 0) > end + CAUSE_GAP_LINES + 1]
+        same = [f for f in self._survived if f.get("rule") == cause.get("rule")]
+        notes: list[str] = []
+        if same:
+            lines = [int(f.get("line") or 0) for f in same] + [int(cause.get("line") or 0)]
+            first = same[0]
+            cause.update({k: first.get(k) for k in ("line", "end_line", "text", "explanation")})
+            shown = ", ".join(str(n) for n in lines[:8]) + (", ..." if len(lines) > 8 else "")
+            notes.append(f"the same failure {len(lines)} times in this attempt (lines {shown}); "
+                         "it went on after all but the last")
+        others = [f for f in self._survived if f.get("rule") != cause.get("rule")]
+        if others:
+            notes.append(f"{len(others)} earlier fatal event{'s' if len(others) != 1 else ''} it went on after "
+                         f"(first: line {others[0].get('line')}, {others[0].get('rule')})")
+        if later:
+            cause["_later"] = later
+        if notes:
+            cause["earlier"] = "; ".join(notes)
+
+    def incident(self, lead: dict[str, Any] | None = None) -> Incident | None:
+        """The failure of a distributed job this attempt's fatal events make (logs.ranks), if any.
+
+        ``lead``: the event the failure message leads with (see :func:`find_incident`).
+        """
+        if not self._fatals:
+            return None
+        first = min(int(f.get("line") or 0) for f in self._fatals)
+        lines = log_tail_lines(self.monitor.path, self.monitor.line_no, max(1, first))
+        return find_incident(self._fatals, lines, lead)
+
+    def _fold_incident(self, cause: dict[str, Any]) -> bool:
+        """A distributed job's failure: lead with the rank that failed first, fold the rest under it.
+
+        The cause found so far is the earliest fatal event. When it is the failing rank's
+        own words (its OOM, its exception), it stays, and the rank it came from leads the
+        message; when it is a consequence (the launcher's SIGTERM to a sibling, a collective
+        that timed out on another rank, torchrun's report), the incident's cause replaces it.
+        Either way the consequences are counted under it. True when an incident was found.
+        """
+        lead = dict(cause, worker=cause.get("worker") or self._worker_at(int(cause.get("line") or 0)))
+        later = cause.pop("_later", [])
+        inc = self.incident(lead)
+        if inc is None:
+            if later:
+                n = len(later)
+                cause["consequences"] = (f"{n} more fatal event{'s' if n != 1 else ''} after it (first: line "
+                                         f"{later[0].get('line')}, {later[0].get('rule')})")
+            return False
+        own = (cause.get("rule") not in CONSEQUENCE_RULES and not launcher_failed_line(str(cause.get("text") or ""))
+               and not inc.cause.unseen and not peer_lost(lead, inc.cause))
+        if inc.cause.unseen:
+            # Only the others' timeouts are in the log: the first of them stays the quote.
+            cause["who"] = inc.cause.who()
+        elif own:
+            rank = _worker_rank(lead.get("worker"))
+            if rank is not None:
+                cause["who"] = f"rank {rank}"
+            elif inc.cause.rank is not None or inc.cause.local_rank is not None:
+                cause["who"] = f"{inc.cause.who()} ({inc.cause.how()})"
+        else:
+            c = inc.cause
+            cause.update(line=c.line, end_line=c.line, text=c.headline(),
+                         rule=c.rule or cause.get("rule"),
+                         explanation="The first process of the distributed job that failed; the other failures "
+                                     "in the log follow from it.")
+        cause.pop("root_cause", None)
+        summary = inc.summary()
+        if summary:
+            cause["consequences"] = summary
+        cause["incident"] = inc.as_dict()
+        return True
+
+    def _worker_at(self, line: int) -> str | None:
+        return next((f.get("worker") for f in self._fatals if int(f.get("line") or 0) == line), None)
 
     def _died_of_request_error(self, tail: list[LogEvent]) -> dict[str, Any] | None:
         """A service's "one request failed" traceback that is the last thing it wrote before failing.
@@ -589,7 +742,7 @@ class StageWatch:
             if end < last - CAUSE_GAP_LINES:
                 return None  # the service wrote more after its last error
             if e.kind == "warning" and e.rule in REQUEST_FAILURE_RULES:
-                return {"line": e.line, "end_line": end, "rule": "traceback", "text": e.text[:500],
+                return {"line": e.line, "end_line": end, "rule": _TRACEBACK, "text": e.text[:500],
                         "explanation": "The server exited right after this exception: it was no single "
                                        "request's failure, it ended the server."}
         return None
@@ -606,7 +759,7 @@ class StageWatch:
         never another program's words.
         """
         # (An "early exit" quotes the log's last lines because it ended soon: not a line's verdict.)
-        said = [e for e in tail if e.rule != "early-exit"]
+        said = [e for e in tail if e.rule != _EARLY_EXIT]
         if not said:
             return None
         e = said[-1]
@@ -719,3 +872,7 @@ class StageWatch:
                 self._ready_hit = True
                 return True
         return False
+
+    def mark_ready(self, now: float) -> None:
+        """The service is ready: from now its silence is idleness, not a stall, until news comes."""
+        self.monitor.mark_ready(now)

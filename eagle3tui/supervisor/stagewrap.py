@@ -20,7 +20,10 @@ What else it guarantees, and why:
   stage starts, the wrapper reserves the result file (``.result.json.reserve``,
   pre-sized and fsynced), so the result can be written into blocks that are
   already allocated; failing that it goes to a fallback file outside the state
-  directory, and always to the stage's log as a marker line.
+  directory (in an owner-only directory the launcher made with a random
+  name, checked before writing), and always to the stage's log as a marker
+  line that carries a MAC keyed by the attempt's record, so a log line that
+  merely imitates it is refused. Every file it writes is owner-only (0600).
 * **A driver runs while the stage runs and when it ends.** Every few seconds,
   and when the stage ends, the wrapper checks the driver lock and starts a
   driver if none holds it, so a driver killed at 3 a.m. does not leave the
@@ -37,10 +40,13 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -61,10 +67,19 @@ RESULT_MARKER = "[eagle3tui] result "
 DRIVER_ENV = "EAGLE3TUI_DRIVER_SPAWNED_BY"
 
 
+def _private_open(path: str, flags: int) -> int:
+    """Open for writing, owner-only (0600 whatever the umask), never through a symlink."""
+    return os.open(path, flags | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
 def atomic_write_json(path: str, obj: object) -> None:
     tmp = f"{path}.{os.getpid()}.partial"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        try:
+            os.unlink(tmp)  # a stale one from a wrapper of the same pid
+        except FileNotFoundError:
+            pass
+        with os.fdopen(_private_open(tmp, os.O_CREAT | os.O_EXCL), "w", encoding="utf-8") as f:
             json.dump(obj, f)
             f.flush()
             os.fsync(f.fileno())
@@ -132,7 +147,7 @@ def become_subreaper() -> bool:
 def reserve(path: str) -> str | None:
     """Pre-allocate ``path`` so the result can be written on a full disk; the error if not."""
     try:
-        with open(path, "wb") as f:
+        with os.fdopen(_private_open(path, os.O_CREAT | os.O_TRUNC), "wb") as f:
             f.write(b" " * RESERVE_BYTES)
             f.flush()
             os.fsync(f.fileno())
@@ -164,7 +179,7 @@ def write_result(prefix: str, result: dict[str, object], fallback: str | None) -
     data = json.dumps(result).encode()
     if len(data) <= RESERVE_BYTES:
         try:
-            fd = os.open(reserved, os.O_WRONLY)
+            fd = _private_open(reserved, 0)
             try:
                 # JSON allows trailing spaces: the padding of the reserve stays.
                 os.pwrite(fd, data, 0)
@@ -177,12 +192,45 @@ def write_result(prefix: str, result: dict[str, object], fallback: str | None) -
             errors.append(f"{reserved}: {e.strerror or e}")
     if fallback:
         try:
-            os.makedirs(os.path.dirname(fallback), exist_ok=True)
+            private_parent(fallback)
             atomic_write_json(fallback, dict(result, write_errors=list(errors)))
             errors.append(f"result written to {fallback}")
         except OSError as e:
             errors.append(f"{fallback}: {e.strerror or e}")
     return errors
+
+
+def private_parent(path: str) -> None:
+    """Refuse to write ``path`` unless its directory is ours and closed to everyone else.
+
+    The launcher made it (mkdtemp: 0700, a random name); anything else there
+    (another user's directory, a symlink) could be read or replaced by them.
+    """
+    parent = os.path.dirname(path)
+    st = os.lstat(parent)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise PermissionError(f"{parent} is not an owner-only directory of uid {os.geteuid()}; "
+                              "refusing to write the result there")
+
+
+def result_key(prefix: str) -> str | None:
+    """The attempt's marker key, from its record (written before the wrapper started)."""
+    try:
+        fd = os.open(prefix + ".json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(f.fileno()).st_uid != os.geteuid():
+                return None
+            key = json.loads(f.read(1 << 20).decode("utf-8")).get("extra", {}).get("result_key")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return key if isinstance(key, str) else None
+
+
+def marker_line(result: dict[str, object], key: str | None) -> str:
+    """The last-resort result line for the stage log: the marker, a MAC, the JSON."""
+    payload = json.dumps(result)
+    mac = hmac.new(key.encode(), payload.encode(), hashlib.sha256).hexdigest() if key else "-"
+    return f"{RESULT_MARKER}{mac} {payload}"
 
 
 def _env_of(proc: object) -> dict[str, str] | None:
@@ -192,13 +240,16 @@ def _env_of(proc: object) -> dict[str, str] | None:
         return None
 
 
-def run_members(run_id: str | None, pgid: int) -> list[int]:
+def run_members(run_id: str | None, pgid: int, tree: StageTree | None = None) -> list[int]:
     """Pids of the live descendants that belong to this run (never the wrapper).
 
-    A descendant belongs to the run when it carries the run's id in its
-    environment, or sits in the stage's process group, or descends from the
-    stage with its environment scrubbed. A driver this wrapper started, and
-    the stages that driver launched, carry their own markers and are left alone.
+    A descendant belongs to the run when it sits in the stage's process group,
+    or descends from the stage's main process (by parentage, which no process
+    can rewrite; ``tree`` remembers those seen, for after the chain breaks),
+    or is any other orphan re-parented to the wrapper. A driver this wrapper
+    started, and the stages that driver launched, are left alone: by
+    parentage while that driver lives, by the mark it put in their
+    environment (``DRIVER_ENV`` = this wrapper's pid) once it is gone.
     """
     try:
         import psutil
@@ -208,6 +259,12 @@ def run_members(run_id: str | None, pgid: int) -> list[int]:
         kids = psutil.Process(os.getpid()).children(recursive=True)
     except psutil.Error:
         return []
+    parents = {}
+    for p in kids:
+        try:
+            parents[p.pid] = p.ppid()
+        except psutil.Error:
+            continue
     out = []
     for p in kids:
         try:
@@ -216,20 +273,68 @@ def run_members(run_id: str | None, pgid: int) -> list[int]:
             in_group = os.getpgid(p.pid) == pgid
         except (psutil.Error, OSError):
             continue
-        env = _env_of(p)
-        if in_group:
+        ancestry = tree.ancestry(p.pid, parents) if tree else "unknown"
+        if in_group or ancestry == "stage":
+            if tree:
+                tree.remember(p)
             out.append(p.pid)
-        elif env is None:
             continue
-        elif "EAGLE3TUI_RUN_ID" in env:
-            if run_id and env["EAGLE3TUI_RUN_ID"] == run_id:
-                out.append(p.pid)
-        elif DRIVER_ENV not in env:
+        if ancestry == "driver":
+            continue
+        if tree and tree.seen(p):
             out.append(p.pid)
+            continue
+        # An orphan re-parented to us: the stage's, unless it comes from a
+        # driver this wrapper started (that driver marked its environment).
+        env = _env_of(p)
+        if env is None:
+            continue
+        if env.get(DRIVER_ENV) == str(os.getpid()) and env.get("EAGLE3TUI_RUN_ID") != run_id:
+            continue
+        out.append(p.pid)
     return out
 
 
-def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
+class StageTree:
+    """What parentage says about the wrapper's descendants, and who was seen under the stage.
+
+    A process cannot leave its parent chain (only its parent's death breaks
+    it, and then it re-parents to this wrapper, the subreaper): a child that
+    called ``setsid`` and rewrote ``EAGLE3TUI_RUN_ID`` still descends from the
+    stage, and is remembered as the stage's once seen there.
+    """
+
+    def __init__(self, stage_pid: int, drivers: object) -> None:
+        self.stage_pid = stage_pid
+        self._drivers = drivers  # the DriverKeeper: its spawned drivers are not the run
+        self._seen: set[tuple[int, float]] = set()
+
+    def ancestry(self, pid: int, parents: dict[int, int]) -> str:
+        """"stage", "driver" (a driver this wrapper started) or "unknown"."""
+        drivers = {p.pid for p in getattr(self._drivers, "spawned", [])}
+        me = os.getpid()
+        while pid in parents and pid != me:
+            if pid == self.stage_pid:
+                return "stage"
+            if pid in drivers:
+                return "driver"
+            pid = parents[pid]
+        return "unknown"
+
+    def remember(self, proc: object) -> None:
+        try:
+            self._seen.add((proc.pid, proc.create_time()))  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - gone already
+            pass
+
+    def seen(self, proc: object) -> bool:
+        try:
+            return (proc.pid, proc.create_time()) in self._seen  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            return False
+
+
+def signal_members(run_id: str | None, pgid: int, sig: int, tree: StageTree | None = None) -> int:
     """Send ``sig`` to the stage's group and every descendant of the run; how many got it."""
     n = 0
     try:
@@ -237,7 +342,7 @@ def signal_members(run_id: str | None, pgid: int, sig: int) -> int:
         n += 1
     except OSError:
         pass
-    for pid in run_members(run_id, pgid):
+    for pid in run_members(run_id, pgid, tree):
         try:
             if os.getpgid(pid) == pgid:
                 continue  # the group signal reached it: a second SIGTERM can cut its clean-up short
@@ -288,7 +393,7 @@ class DriverKeeper:
         env = {k: v for k, v in os.environ.items() if not k.startswith("EAGLE3TUI_")}
         env[DRIVER_ENV] = str(os.getpid())
         try:
-            with open(str(self.spec["log"]), "ab") as log:
+            with os.fdopen(_private_open(str(self.spec["log"]), os.O_CREAT | os.O_APPEND), "ab") as log:
                 log.write(f"[stagewrap {os.getpid()}] no driver holds the lock: starting one\n"
                           .encode())
                 self.spawned.append(subprocess.Popen(
@@ -304,6 +409,46 @@ class DriverKeeper:
 
 
 IDLE_MARKER = "driver.idle"
+# The keeper stops restarting a driver that exits with an error this many
+# times within the window (docs/reliability.md), and says so in an alert.
+KEEPER_MAX_CRASHES = 5
+KEEPER_CRASH_WINDOW_S = 600.0
+DRIVER_LOCK_TAKEN = 3  # the driver's exit code when another driver holds the lock: no crash
+
+
+def keeper_gives_up(state_dir: str, spec: dict[str, object], codes: list[int]) -> None:
+    """Tell a person that the keeper stopped: a critical alert in the state directory.
+
+    Written with the package's own alert log (imported only now: the keeper
+    must run whatever happens to it); failing that, a line in the driver log.
+    """
+    message = (f"the driver exited with an error at each of its last {len(codes)} starts "
+               f"within {KEEPER_CRASH_WINDOW_S / 60:.0f} min (exit codes "
+               f"{', '.join(str(c) for c in codes)}); the keeper stopped restarting it. "
+               f"See {spec.get('log')} for why, fix it (`eagle3tui check`), then run any "
+               "eagle3tui command to start a driver again")
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if root not in sys.path:
+            sys.path.append(root)
+        from eagle3tui.alerts.log import AlertLog
+        from eagle3tui.alerts.model import Alert
+
+        log = AlertLog(os.path.join(state_dir, "alerts.jsonl"))
+        try:
+            log.append(Alert(level="critical", kind="driver-keeps-crashing", message=message,
+                             details={"exit_codes": codes, "driver_log": spec.get("log"),
+                                      "fix": "run `eagle3tui check`, fix what it reports, "
+                                             "then start the pipeline again"}))
+        finally:
+            log.close()
+    except Exception:  # noqa: BLE001 - the driver log below still says it
+        pass
+    try:
+        with open(str(spec["log"]), "ab") as f:
+            f.write(f"[stagewrap {os.getpid()}] keeper: {message}\n".encode())
+    except OSError:
+        pass
 
 
 def keep(state_dir: str, spec: dict[str, object]) -> int:
@@ -318,7 +463,8 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        fd = os.open(os.path.join(state_dir, "keeper.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(os.path.join(state_dir, "keeper.lock"),
+                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another keeper runs (or the directory is gone)
@@ -330,7 +476,7 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
     keeper.backoff = 1.0
     argv = [str(a) for a in spec["argv"]]  # type: ignore[attr-defined]
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
-    failures = 0
+    crashes: list[tuple[float, int]] = []  # (when, exit code) of drivers that failed on their own
     while True:
         time.sleep(0.5)
         if not os.path.isdir(state_dir) or (config and not os.path.exists(config)):
@@ -342,11 +488,15 @@ def keep(state_dir: str, spec: dict[str, object]) -> int:
             return 0
         # Drivers that fail on their own (an invalid config: exit 2) are not
         # restarted forever; drivers killed by a signal are exactly what we are for.
-        failures = failures + 1 if any((p.returncode or 0) > 0 for p in keeper.spawned) else 0
+        now = time.monotonic()
+        crashes += [(now, p.returncode) for p in keeper.spawned
+                    if p.poll() is not None and p.returncode > 0 and p.returncode != DRIVER_LOCK_TAKEN]
         keeper.spawned = [p for p in keeper.spawned if p.returncode is None]
-        if failures >= 5:
+        crashes = [c for c in crashes if now - c[0] < KEEPER_CRASH_WINDOW_S]
+        if len(crashes) >= KEEPER_MAX_CRASHES:
+            keeper_gives_up(state_dir, spec, [code for _, code in crashes])
             return 1
-        keeper.check(time.monotonic())
+        keeper.check(now)
 
 
 def _parse(args: list[str]) -> tuple[dict[str, str], list[str]] | None:
@@ -376,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     grace = float(opts.get("--grace", "30"))
     fallback = opts.get("--fallback")
     keeper = DriverKeeper(json.loads(opts["--driver"]) if "--driver" in opts else None)
+    key = result_key(prefix)
     run_id = os.environ.get("EAGLE3TUI_RUN_ID")
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -394,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, object] = {"exit_code": 127, "signal": None, "ended_at": time.time(),
                                      "error": f"cannot start {cmd[0]!r}: {e.strerror or e}"}
         write_result(prefix, result, fallback)
-        print(RESULT_MARKER + json.dumps(result), flush=True)
+        print(marker_line(result, key), flush=True)
         return 127
     pgid = child.pid
     try:
@@ -424,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.set_wakeup_fd(wfd)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     rc: int | None = None
+    tree = StageTree(child.pid, keeper)
     term_sent_at: float | None = None
     killed = False
     while True:
@@ -440,26 +592,27 @@ def main(argv: list[str] | None = None) -> int:
         now = time.monotonic()
         if stop_at and term_sent_at is None:
             term_sent_at = now
-            signal_members(run_id, pgid, signal.SIGTERM)
+            signal_members(run_id, pgid, signal.SIGTERM, tree)
         if rc is not None:
-            left = run_members(run_id, pgid)
+            left = run_members(run_id, pgid, tree)
             if not left:
                 break
             if term_sent_at is None:
                 # The stage ended but left processes behind: they end with it.
                 term_sent_at = now
-                signal_members(run_id, pgid, signal.SIGTERM)
+                signal_members(run_id, pgid, signal.SIGTERM, tree)
         timeout = DRIVER_CHECK_S
         if term_sent_at is not None:
             kill_at = term_sent_at + grace + WRAPPER_GRACE_SLACK_S
             if now >= kill_at:
-                if signal_members(run_id, pgid, signal.SIGKILL):
+                if signal_members(run_id, pgid, signal.SIGKILL, tree):
                     killed = True
                 timeout = 0.1
             else:
                 timeout = min(timeout, max(0.05, kill_at - now), 0.5)
         if rc is None:
             keeper.check(now)
+            run_members(run_id, pgid, tree)  # note who descends from the stage while the chain holds
         try:
             ready, _, _ = select.select([rfd], [], [], timeout)
         except InterruptedError:  # pragma: no cover - PEP 475 retries for us
@@ -485,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     errors = write_result(prefix, result, fallback)
     if errors:
         # The last resort: the stage log, which the driver reads anyway.
-        print(RESULT_MARKER + json.dumps(dict(result, write_errors=errors)), flush=True)
+        print(marker_line(dict(result, write_errors=errors), key), flush=True)
     sys.stdout.flush()
     keeper.next_check = 0.0
     keeper.check(time.monotonic())

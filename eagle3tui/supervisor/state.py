@@ -9,7 +9,6 @@ reasons) through ``state.json``, which ``eagle3tui.view`` overlays.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -19,9 +18,11 @@ from typing import Any
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, topo_order
 from eagle3tui.durations import format_duration
+from eagle3tui.supervisor.fingerprint import FINGERPRINT, what_changed
 from eagle3tui.supervisor.procs import is_alive, signal_name
 from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.slurm_state import slurm_record_state
+from eagle3tui.trusted import read_trusted_json
 
 
 class StageState(str, Enum):
@@ -126,18 +127,33 @@ class Intent:
     # Launches asked for on a finished stage: stage -> {"mode": "resume" or
     # "restart", "not_before": epoch seconds, "trigger": "user" or "retry"}.
     relaunch: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Why intent.json exists but cannot be believed (unreadable, corrupt,
+    # another user's): then nothing is saved over it, so a pending retry it
+    # holds is kept until someone fixes the file. Never written to disk.
+    problem: str | None = field(default=None, compare=False)
 
     @classmethod
     def load(cls, state_dir: Path) -> Intent:
+        path = Path(state_dir) / "intent.json"
         try:
-            data = json.loads((Path(state_dir) / "intent.json").read_text())
+            data = read_trusted_json(path)
             return cls(wanted=list(data.get("wanted", [])), skipped=list(data.get("skipped", [])),
                        relaunch={k: dict(v) for k, v in data.get("relaunch", {}).items()})
-        except (OSError, ValueError, TypeError, AttributeError):
+        except FileNotFoundError:
             return cls()
+        except (OSError, ValueError, TypeError, AttributeError) as e:
+            why = str(e) if "refused" in str(e) else f"unreadable ({e})"
+            return cls(problem=f"{path}: {why}. It may hold a pending retry or launch, so it is "
+                               "kept as it is and nothing is launched until it can be read: fix "
+                               "its permissions or content, or move it away to start with "
+                               "no pending launches")
 
     def save(self, state_dir: Path) -> None:
-        atomic_write_json(state_dir / "intent.json", asdict(self))
+        if self.problem:
+            raise ValueError(self.problem)  # never replace what we could not read
+        data = asdict(self)
+        del data["problem"]
+        atomic_write_json(state_dir / "intent.json", data)
 
 
 @dataclass
@@ -171,6 +187,10 @@ class StageStatus:
     # Succeeded, but on inputs that have changed since: why ("extract was rerun
     # after it"), or "" when up to date. Run-all reruns stale stages.
     stale: str = ""
+    # Succeeded, but its own settings (a --set variable, the command) or those of a
+    # stage it depends on differ from what it ran with: what ("samples 40 → 400",
+    # "prepare changed: samples 40 → 400"), or "". A changed stage is also stale.
+    changed: str = ""
     live: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self, now: float | None = None) -> float | None:
@@ -271,6 +291,8 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             if st.state == StageState.FAILED:
                 st.errors = list(rec.extra.get("last_errors", []))
             st.settled = bool(rec.extra.get("finalized"))
+            if st.state == StageState.SUCCEEDED:
+                st.changed = what_changed(rec.extra.get(FINGERPRINT), stage)
             if stage.is_service:
                 st.ready = bool(rec.extra.get("ready_at")) if st.state.active else None
         if stage.name in intent.skipped and not st.state.active:
@@ -295,26 +317,42 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
 
 
 def mark_stale(config: PipelineConfig, statuses: list[StageStatus]) -> None:
-    """Mark succeeded stages whose inputs changed after they started.
+    """Mark succeeded stages that are out of date, and say why.
 
-    A stage is stale when a (non-service) dependency succeeded again after the
-    stage's own last attempt started, or when a dependency is itself stale.
-    Derived from the run records alone, so every front end agrees and nothing
-    extra has to be written.
+    A stage is *changed* when its own settings differ from what it ran with
+    (``changed`` is set by derive_statuses) or a dependency is changed; it is
+    *stale* when a (non-service) dependency succeeded again after the stage's
+    own last attempt started, or a dependency is stale. A service passes on
+    only its own changes (a new model behind the same port). Derived from the
+    run records and the configuration alone, so every front end agrees.
     """
     by_name = {s.name: s for s in statuses}
+    inherited: set[str] = set()  # changed because a dependency is
     for stage in topo_order(config.stages):
         st = by_name[stage.name]
         if st.state != StageState.SUCCEEDED or st.started_at is None:
+            st.changed = ""
             continue
-        for d in stage.depends_on:
+        if st.changed:
+            st.stale = f"changed: {st.changed}"
+        for d in stage.depends_on if not st.changed else ():
             dep = by_name[d]
-            if dep.kind == "service" or dep.state != StageState.SUCCEEDED:
+            if dep.state != StageState.SUCCEEDED:
                 continue
-            if dep.stale:
+            if dep.changed:
+                st.changed = dep.changed if d in inherited else f"{d} changed: {dep.changed}"
+                st.stale = st.changed
+                inherited.add(stage.name)
+            elif dep.kind == "service":
+                continue
+            elif dep.stale:
                 st.stale = f"{d} is stale"
             elif dep.ended_at is not None and dep.ended_at > st.started_at:
                 st.stale = f"{d} was rerun after it"
             if st.stale:
-                st.reason = f"stale: {st.stale}; run all to bring it up to date"
                 break
+        if st.changed:
+            what = st.changed if stage.name in inherited else f"changed: {st.changed}"
+            st.reason = f"{what}; run all to rerun it"
+        elif st.stale:
+            st.reason = f"stale: {st.stale}; run all to bring it up to date"

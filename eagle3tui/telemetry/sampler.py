@@ -35,6 +35,7 @@ _ERR_NO_PERMISSION = 4
 _ERR_NOT_FOUND = 6
 _ERR_DRIVER_NOT_LOADED = 9
 _ERR_LIBRARY_NOT_FOUND = 12
+_NO_LIBRARY = "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed?)"
 _ERR_FUNCTION_NOT_FOUND = 13
 _ERR_GPU_IS_LOST = 15
 _ERR_ARGUMENT_VERSION_MISMATCH = 25
@@ -109,6 +110,9 @@ class GpuSnapshot:
     gpus: list[GpuInfo] = field(default_factory=list)
     processes: list[GpuProcess] = field(default_factory=list)
     driver: str | None = None
+    # No NVIDIA driver on this host at all (libnvidia-ml is not installed): a CPU host,
+    # where "no GPUs" is the answer rather than a fault.
+    no_driver: bool = False
 
     def gpu(self, index: int) -> GpuInfo | None:
         """The GpuInfo with this index, or None."""
@@ -313,7 +317,7 @@ class GpuSampler:
         except Exception as exc:  # noqa: BLE001
             code = self._error_code(exc)
             if code == _ERR_LIBRARY_NOT_FOUND:
-                return "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed?)"
+                return _NO_LIBRARY
             if code == _ERR_DRIVER_NOT_LOADED:
                 return "NVML unavailable: the NVIDIA driver is not loaded"
             if code == _ERR_NO_PERMISSION:
@@ -329,7 +333,8 @@ class GpuSampler:
         now = self._clock()
         error = self._ensure_init(now)
         if error is not None:
-            return GpuSnapshot(time=now, available=False, error=error)
+            return GpuSnapshot(time=now, available=False, error=error,
+                               no_driver=error == _NO_LIBRARY)
         nvml = self._nvml
         try:
             count = int(nvml.nvmlDeviceGetCount())

@@ -41,6 +41,7 @@ from textual.worker import get_current_worker
 from eagle3tui.alerts import JsonlTail
 from eagle3tui.config import PipelineConfig
 from eagle3tui.logs.follower import Chunk, LogFollower
+from eagle3tui.supervisor.completion import KIND as PIPELINE_COMPLETE
 from eagle3tui.supervisor.records import RunStore
 from eagle3tui.supervisor.state import StageState, StageStatus
 from eagle3tui.textsafe import printable
@@ -282,12 +283,17 @@ class EagleApp(App[int]):
         self._title_plain = ""
         self._log_title_plain = ""
         self._alerts_title_plain = ""
+        self.banner_text = ""
+        # The log pane follows the running stage until the user picks one (run all resumes it).
+        self.follow_running = True
 
     # -- layout ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # The widgets are kept as attributes: query_one searches the *active*
         # screen, which is a modal (confirm, help) at times while data arrives.
         self.title_bar = Static(Text(f"eagle3tui · {printable(self.config.name)}"), id="title")
+        # The driver's pipeline-complete alert, until a stage runs again.
+        self.banner = Static(Text(""), id="banner")
         self.table = StageTable(id="stages")
         self.log_title = Static(Text("log: select a stage"), id="log-title")
         self.logview = LogView(self.max_log_lines, id="log")
@@ -296,6 +302,7 @@ class EagleApp(App[int]):
         self.gpu_panel = GpuPanel(id="gpu")
         self.alerts_panel = AlertsPanel(id="alerts")
         yield self.title_bar
+        yield self.banner
         yield self.table
         with Horizontal(id="main"):
             with Vertical(id="log-box"):
@@ -379,11 +386,17 @@ class EagleApp(App[int]):
         table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
         if self.selected is None and view.statuses:
             self.selected = table.selected_stage or view.statuses[0].name
+        running = running_stage(view.statuses)
+        if self.follow_running and running is not None and running != self.selected:
+            self.selected = running
+            self.pinned = None
+            table.select_stage(running, by_user=False)
         # The narrow layout gives the GPU panel 3 lines (app.tcss): more GPUs
         # than that are drawn as a compact grid.
         self.gpu_panel.max_lines = 3 if self.size.width < 120 else 1000
         self.gpu_panel.show(view)
         self.alerts_panel.add_alerts(msg.alerts)
+        self._update_banner(msg.alerts, view)
         self._update_alerts_title()
         for p in view.problems:
             if p not in self._problems_seen:
@@ -391,6 +404,17 @@ class EagleApp(App[int]):
                 self.notify(printable(p), severity="warning", timeout=10, markup=False)
         self._update_title()
         self._retarget_log()
+
+    def _update_banner(self, alerts: list[dict[str, Any]], view: PipelineView) -> None:
+        """Show the newest pipeline-complete alert; hide it while stages run or queue."""
+        done = [a for a in alerts if a.get("kind") == PIPELINE_COMPLETE]
+        if done:
+            self.banner_text = printable(str(done[-1].get("message") or "pipeline complete"))
+        if view.work_left() or not view.verdict().ok or any(s.stale for s in view.statuses):
+            # Running again, a stage failed since, or out of date with the settings shown.
+            self.banner_text = ""
+        self.banner.update(Text(self.banner_text, style="bold"))
+        self.banner.set_class(bool(self.banner_text), "visible")
 
     def _update_title(self) -> None:
         active = sum(1 for s in self.statuses if s.state.active)
@@ -411,6 +435,9 @@ class EagleApp(App[int]):
     # -- log pane -----------------------------------------------------------------------
     @on(StageTable.Highlighted)
     def _on_stage_highlighted(self, event: StageTable.Highlighted) -> None:
+        if event.by_user:
+            # The user chose a stage: the log pane stays on it until run all.
+            self.follow_running = False
         if event.name != self.selected:
             self.selected = event.name
             self.pinned = None
@@ -611,6 +638,7 @@ class EagleApp(App[int]):
             self.send("start", [st.name])
 
     def action_run_all(self) -> None:
+        self.follow_running = True
         self.send("start", [], all=True)
 
     def action_stop(self) -> None:
@@ -791,7 +819,7 @@ class EagleApp(App[int]):
     def _learn(self, text: str, stage: str | None, kind: str) -> None:
         from eagle3tui.learned_rules import CannotLearn, learn
 
-        path = self.config.learned_rules or self.config.path.parent / "eagle3tui-rules.toml"
+        path = self.config.learned_rules or self.config.state_dir / "learned-rules.toml"
         try:
             rule = learn(path, text, kind, stage=stage)
         except (CannotLearn, OSError) as exc:
@@ -913,6 +941,17 @@ def skip_to_tail(path: str, offset: int, keep: int) -> tuple[int, int]:
         lines += rest.endswith(b"\n")
         pos += len(rest)
     return pos, lines
+
+
+def running_stage(statuses: list[StageStatus]) -> str | None:
+    """The stage whose log is worth watching now: the task started last among the
+    active ones (a service serving them is running too, but it is not the work); a
+    service only when no task runs; None when nothing runs."""
+    active = [s for s in statuses if s.state.active]
+    tasks = [s for s in active if s.kind != "service"] or active
+    if not tasks:
+        return None
+    return max(tasks, key=lambda s: s.started_at or 0.0).name
 
 
 def line_start(path: str, offset: int) -> int:

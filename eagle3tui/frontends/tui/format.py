@@ -144,7 +144,7 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
         state_txt = "stopping"
     state_style = STATE_STYLE.get(st.state, "")
     if st.stale:
-        state_txt, state_style = "stale", "bold yellow"
+        state_txt, state_style = ("changed" if st.changed else "stale"), "bold yellow"
     frac: float | None = None
     n, total = prog.get("n"), prog.get("total")
     if n is not None and total:

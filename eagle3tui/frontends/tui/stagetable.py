@@ -81,11 +81,13 @@ class StageTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0)
 
     class Highlighted(Message):
-        """The cursor moved to stage ``name``."""
+        """The cursor moved to stage ``name``; ``by_user``: a key, a click or a caller's choice,
+        not the app following the running stage."""
 
-        def __init__(self, name: str) -> None:
+        def __init__(self, name: str, by_user: bool = False) -> None:
             super().__init__()
             self.name = name
+            self.by_user = by_user
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -94,6 +96,7 @@ class StageTable(ScrollView, can_focus=True):
         self.important: set[int] = set()
         self._sigs: dict[str, str] = {}
         self._cache: dict[tuple[str, bool, bool, bool, int], Strip] = {}
+        self._by_user = False  # who moves the cursor now (read by watch_cursor)
 
     # -- data in ---------------------------------------------------------------
     def show(self, statuses: list[StageStatus], now: float, drift_threshold: float,
@@ -152,30 +155,37 @@ class StageTable(ScrollView, can_focus=True):
         """Name of the stage under the cursor."""
         return self.names[self.cursor] if 0 <= self.cursor < len(self.names) else None
 
-    def select_stage(self, name: str) -> None:
-        """Move the cursor to ``name``."""
+    def select_stage(self, name: str, by_user: bool = True) -> None:
+        """Move the cursor to ``name``; ``by_user=False`` when the app follows the running stage."""
         if name in self.names:
-            self.cursor = self.names.index(name)
+            self._move(self.names.index(name), by_user)
+
+    def _move(self, index: int, by_user: bool) -> None:
+        self._by_user = by_user
+        try:
+            self.cursor = index
+        finally:
+            self._by_user = False
 
     def action_cursor(self, delta: int) -> None:
         if self.names:
-            self.cursor = max(0, min(len(self.names) - 1, self.cursor + delta))
+            self._move(max(0, min(len(self.names) - 1, self.cursor + delta)), True)
 
     def action_cursor_to(self, index: int) -> None:
         if self.names:
-            self.cursor = index % len(self.names)
+            self._move(index % len(self.names), True)
 
     def watch_cursor(self, old: int, new: int) -> None:
         if not self.names:
             return
         self.refresh()
-        self.post_message(self.Highlighted(self.names[new]))
+        self.post_message(self.Highlighted(self.names[new], by_user=self._by_user))
 
     def on_click(self, event: object) -> None:
         y = getattr(event, "y", 0)
         shown = self.shown()
         if 1 <= y <= len(shown):
-            self.cursor = shown[y - 1]
+            self._move(shown[y - 1], True)
 
     # -- drawing ---------------------------------------------------------------------
     def _cells_strip(self, cells: list[tuple[str, Style]], base: Style,

@@ -1,0 +1,147 @@
+"""The drift alert fires only on a trustworthy projection, and says how sure it is.
+
+Progress sequences shaped like the runs in issue 30: the H200's synthesise bar
+(40,000 items, an early slow rate that evens out, +20% at the end), the demo's
+evaluate bar (7 runs of 2-46 s each), the seed run's shard load
+(tests/fixtures/logs/issues/seed_extraction.log, ~30 s a shard) and a sustained
+overshoot. Each is fed to the real tracker as tqdm prints it (whole seconds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eagle3tui.logs.eta import EtaTracker
+from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.progress import ProgressUpdate, parse_progress
+
+SEED = Path(__file__).parent / "fixtures" / "logs" / "issues" / "seed_extraction.log"
+
+
+def _feed(tracker: EtaTracker, points: list[tuple[float, float]], total: float,
+          desc: str = "synthesise") -> list[tuple[float, float, str]]:
+    """Feed (elapsed, n) points; return (elapsed, drift, basis) of each crossing."""
+    fired = []
+    for t, n in points:
+        if tracker.feed(ProgressUpdate(desc=desc, n=n, total=total, elapsed_s=float(int(t))), now=t):
+            eta = tracker.eta
+            assert eta is not None and eta.drift is not None
+            fired.append((t, eta.drift, eta.basis))
+    return fired
+
+
+def _final_drift(points: list[tuple[float, float]], estimate: float) -> float:
+    return points[-1][0] / estimate - 1.0
+
+
+def test_an_early_slow_rate_that_evens_out_does_not_alert() -> None:
+    # H200 synthesise: 447/40000 after 34 s (13 items/s), estimate 3:15; it finished in 3:54.
+    points = [(float(s), 13.0 * s) for s in range(1, 41)]
+    n0, t0 = points[-1][1], 40.0
+    rate = (40000 - n0) / (234 - t0)
+    points += [(t0 + s, min(40000.0, n0 + rate * s)) for s in range(1, 195)]
+    assert points[-1] == (234.0, 40000.0)
+    t = EtaTracker(195.0, drift_threshold=0.25, stage_started_at=0.0)
+    shown = []
+    for time_s, n in points[:34]:
+        t.feed(ProgressUpdate(desc="synthesise", n=n, total=40000, elapsed_s=time_s), now=time_s)
+        shown.append(t.eta.drift if t.eta else None)
+    # The display still shows the early projection (one formula)...
+    assert shown[-1] is not None and shown[-1] > 2.0
+    # ...but no alert fires, then or later: the final +20% is within the threshold.
+    t = EtaTracker(195.0, drift_threshold=0.25, stage_started_at=0.0)
+    assert _feed(t, points, 40000) == []
+    assert abs(_final_drift(points, 195.0) - 0.2) < 0.001
+
+
+def test_an_early_fast_rate_that_evens_out_does_not_alert() -> None:
+    # The first fifth goes at twice the rate, the rest at the rate that ends on time.
+    est = 600.0
+    points = [(float(s), 4.0 * s) for s in range(1, 51)]        # 200 items in 50 s
+    points += [(50.0 + s, 200 + 800 * s / 550) for s in range(1, 551)]
+    t = EtaTracker(est, stage_started_at=0.0)
+    assert _feed(t, points, 1000) == []
+
+
+def test_a_bar_of_unequal_steps_does_not_alert_until_the_overshoot_is_certain() -> None:
+    # The demo's evaluate: a 10 s load, then 7 runs of 2-46 s; estimate 2:00.
+    runs = [30, 46, 2, 40, 5, 15, 10]
+    ends, at = [], 10.0
+    for r in runs:
+        at += r
+        ends.append(at)
+    points = [(e, float(i + 1)) for i, e in enumerate(ends)]
+    t = EtaTracker(120.0, stage_started_at=0.0)
+    assert _feed(t, points, 7, desc="evaluate") == []   # +32% at the end, never alerted early
+    # Slower runs: the stage passes estimate + threshold before it ends. Then it is certain.
+    slow = [(e * 1.4, n) for e, n in points]
+    t = EtaTracker(120.0, stage_started_at=0.0)
+    fired = _feed(t, slow, 7, desc="evaluate")
+    assert len(fired) == 1, fired
+    when, drift, basis = fired[0]
+    assert when >= 150.0 and basis.startswith("certain: ") and "against 02:00" in basis
+
+
+def test_a_sustained_overshoot_alerts_once_with_how_sure() -> None:
+    # 1000 items at 0.16 s each against a 100 s estimate: +60% all along.
+    points = [(0.16 * n, float(n)) for n in range(1, 1001)]
+    t = EtaTracker(100.0, stage_started_at=0.0)
+    fired = _feed(t, points, 1000, desc="train")
+    assert len(fired) == 1, fired
+    when, drift, basis = fired[0]
+    assert 0.2 * 160 <= when < 50, fired    # as soon as a fifth of the bar is done
+    assert 0.5 < drift < 0.7
+    assert basis.startswith("from 2") and "of the bar" in basis and "at least +" in basis, basis
+
+
+def test_the_seed_load_alerts_when_its_rate_holds_not_after_four_shards() -> None:
+    lines = [ln.split(") ", 1)[1] for ln in SEED.read_text().splitlines() if "Loading" in ln]
+    ups = [parse_progress(ln) for ln in lines]
+    assert all(u is not None for u in ups)
+    t = EtaTracker(22 * 60, stage_started_at=0.0)
+    # 4 of 64 shards after 1:33 of a 22-minute estimate: a projection, not evidence.
+    assert [t.feed(u, now=float(u.elapsed_s or 0)) for u in ups] == [False] * len(ups)
+    assert t.eta is not None and t.eta.drift is not None and t.eta.drift > 0.25 and t.eta.basis == ""
+    # The same ~30 s a shard for another 10 shards: 22% of the bar, and the alert says how sure.
+    crossed = []
+    for k in range(5, 15):
+        el = 93 + 30 * (k - 4)
+        line = (f"Loading safetensors checkpoint shards:  {k * 100 // 64:2d}% Completed | {k}/64 "
+                f"[{el // 60:02d}:{el % 60:02d}<{(64 - k) * 30 // 60:02d}:00, 30.00s/it]")
+        u = parse_progress(line)
+        assert u is not None
+        crossed.append(t.feed(u, now=float(el)))
+    assert crossed.count(True) == 1 and crossed.index(True) == 8, crossed  # at 13/64 = 20%
+    assert t.crossing is not None and "from 20% of the bar" in t.crossing.basis
+
+
+def test_the_drift_alert_text_says_how_sure(tmp_path: Path) -> None:
+    from eagle3tui.config import load_config
+    from eagle3tui.supervisor.records import RunRecord
+    from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
+
+    (tmp_path / "pipeline.toml").write_text(
+        '[[stage]]\nname = "train"\ncommand = ["true"]\nestimate = "100s"\n')
+    cfg = load_config(tmp_path / "pipeline.toml")
+    log = tmp_path / "train.log"
+    log.write_text("")
+    rec = RunRecord(stage="train", attempt=1, run_id="r1", argv=["true"], cwd=str(tmp_path),
+                    log=str(log), launched_at=1000.0, started_at=1000.0, pid=1)
+    (cfg.state_dir / "runs" / "train").mkdir(parents=True, exist_ok=True)
+    watch = StageWatch(cfg.stage("train"), rec, cfg, cfg.state_dir, ruleset_for(cfg))
+    drift = []
+    for n in range(10, 400, 10):  # one poll per line, as a driver following the stage sees it
+        with open(log, "a") as f:
+            f.write(f"train: {n // 10}%|#| {n}/1000 [00:{int(0.16 * n):02d}<00:00, 6.25it/s]\n")
+        drift += [a for a in watch.poll(1000.0 + 0.16 * n) if a[1] == "eta-drift"]
+    assert len(drift) == 1, drift
+    level, _kind, message, details = drift[0]
+    assert level == "warning" and "against an estimate of 01:40" in message
+    assert "(from 2" in message and "of the bar" in message and details["basis"] in message
+
+
+def test_monitor_replay_of_the_seed_log_has_no_drift_alert() -> None:
+    m = StageLogMonitor(SEED, estimate_s=8100,
+                        phase_estimates={"Loading safetensors checkpoint shards": 22 * 60})
+    assert not [e for e in m.poll() if e.rule == "eta-drift"]
+    assert m.eta is not None and m.eta.drift is not None and m.eta.drift > 0.25  # shown, not alerted
