@@ -142,9 +142,10 @@ _PROGRESS_MARKERS = [
     *RESULT_MARKERS,  # a report's measured figures (progress.RESULT_MARKERS)
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
-# Blocks at least this big are read by line template: every block, a live wake-up's
-# few lines too (templates are kept across blocks, so a small block costs little).
-_TEMPLATE_BLOCK = 1
+# Blocks this big (catching up) are read by line template, and so is every block once
+# this much of the log was read (a live follower's wake-ups: the templates are kept
+# across blocks); a short log alone is not worth building the template index for.
+_TEMPLATE_BLOCK = 256 * 1024
 # While the log said something new this recently, a read is not looked through for
 # news again (the stall detector is armed anyway): a chatty log is not read twice.
 _NEWS_FRESH_S = 1.0
@@ -796,7 +797,8 @@ class StageLogMonitor:
 
     def _scan_block(self, data: bytes, first_no: int) -> int:
         """Visit the interesting lines of ``data``; returns its line count."""
-        if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
+        if self.progress_mode == "sample" and data.endswith(b"\n") and (
+                len(data) >= _TEMPLATE_BLOCK or self.follower.offset >= _TEMPLATE_BLOCK):
             if self._templates is None:
                 self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, PROGRESS_SHAPE)
             if self._templates.usable:
