@@ -11,6 +11,12 @@ alerts-file sink records the moment the alert's ``write`` + ``fsync`` to
 ``alerts.jsonl`` returned, so a sample is: time of that return minus the
 time just before the line was written to the stage log.
 
+After each sample a progress line that shows work follows the fatal line:
+an attempt that is failing folds later fatal lines into the first one's page
+(one failure, one page), so without it only the first sample would alert.
+Both runs (inotify wake-ups and, as the reference, polling) take the same
+number of samples; figures are medians with min and max.
+
 Target (issue 6): median <= 150 ms. Prints a small table; exits 1 if the
 target is missed.
 """
@@ -73,10 +79,10 @@ def run(samples: int, gap: float, use_inotify: bool = True) -> dict[str, float]:
             # Runs after the driver's AlertLog sink: the line is on disk now.
             text = str(alert.details.get("text", ""))
             if alert.kind == "fatal-log-event" and "bench-sample-" in text:
-                seen[_untag(text.rsplit("bench-sample-", 1)[1].split()[0])] = time.monotonic()
+                seen.setdefault(_untag(text.rsplit("bench-sample-", 1)[1].split()[0]), time.monotonic())
 
         hub = build_hub(config)
-        driver = Driver(config, hub=hub, exit_when_idle=False, use_inotify=use_inotify)
+        driver = Driver(config, hub=hub, exit_when_idle=False, use_inotify=use_inotify, gpu=False)
         hub.add_sink(after_fsync)  # after the AlertLog sink Driver() added
         stop = threading.Event()
         t = threading.Thread(target=driver.run, args=(stop,), daemon=True)
@@ -103,6 +109,9 @@ def run(samples: int, gap: float, use_inotify: bool = True) -> dict[str, float]:
                     sent[n] = time.monotonic()
                     os.write(fd, line)
                     _wait(lambda n=n: n in seen, 10, f"the alert of sample {n}")
+                    # Work after the error: no longer failing, so the next fatal line pages.
+                    os.write(fd, f"step {n}/1000 | {n * 100 // 1000}% | {n}/1000 [00:01<01:00, 2.0it/s]\n"
+                             .encode())
                     time.sleep(gap)
             finally:
                 os.close(fd)
@@ -121,6 +130,7 @@ def run(samples: int, gap: float, use_inotify: bool = True) -> dict[str, float]:
         "samples": float(len(lat)),
         "median_ms": statistics.median(lat),
         "p90_ms": lat[int(0.9 * (len(lat) - 1))],
+        "p95_ms": lat[int(0.95 * (len(lat) - 1))],
         "min_ms": lat[0],
         "max_ms": lat[-1],
         "tick_ms": driver.tick_s * 1000,
@@ -140,13 +150,15 @@ def main() -> int:
     if args.json:
         print(json.dumps(results))
     else:
-        print("| wake-ups | samples | median | p90 | min | max | target |")
-        print("|---|---|---|---|---|---|---|")
+        print("| wake-ups | samples | median | p90 | p95 | min | max | target |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in results:
             print(f"| {r['mode']} | {r['samples']:.0f} | {r['median_ms']:.1f} ms | {r['p90_ms']:.1f} ms | "
+                  f"{r['p95_ms']:.1f} ms | "
                   f"{r['min_ms']:.1f} ms | {r['max_ms']:.1f} ms | "
                   f"median <= {TARGET_MS:.0f} ms: {'met' if r['median_ms'] <= TARGET_MS else 'MISSED'} |")
         print(f"inotify / polling median: {results[0]['median_ms'] / results[1]['median_ms']:.2f}")
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     return 0 if results[0]["median_ms"] <= TARGET_MS else 1
 
 

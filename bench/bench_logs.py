@@ -13,7 +13,7 @@
    same file in the same run: ``grep -cE`` over the fatal rules' literals.
    With ``--reference DIR`` (a checkout of an earlier eagle3tui), its
    ``classify`` runs on the same file too, as many times, each run right
-   after one of this tree's (best of each, and their ratio), and the outputs
+   after one of this tree's (medians of each, and their ratio), and the outputs
    are compared: the same events, or the difference is printed.
    The block scan (``--only scan``): the rule prefilter alone
    (``RuleSet.scan``, what following runs on each block) over 1 MiB blocks of
@@ -314,7 +314,7 @@ def main() -> int:
                     help="run only these parts (repeatable); default: all")
     ap.add_argument("--reference", metavar="DIR",
                     help="an earlier eagle3tui checkout: its classify runs on the same log and the outputs are compared")
-    ap.add_argument("--repeat", type=int, default=3, help="classify runs; the best wall time is reported")
+    ap.add_argument("--repeat", type=int, default=5, help="classify runs (and grep's); medians are reported")
     args = ap.parse_args()
     parts = set(args.only or ["catchup", "scan", "latency", "rss"])
 
@@ -331,35 +331,50 @@ def main() -> int:
             size_mb = log.stat().st_size / 1e6
             print(f"generated {args.lines} lines ({counts}), {size_mb:.0f} MB in {time.perf_counter() - t:.1f}s",
                   file=sys.stderr)
-            # With a reference, its runs alternate with this tree's, and both take their best of
+            # With a reference, its runs alternate with this tree's, and both take the median of
             # the same number: a neighbour's burst of load then falls on either side alike.
             ref = Path(args.reference).resolve() if args.reference else None
-            runs, ref_runs = [], []
+            ere = "|".join(re.escape(k) for k in keywords)
+            # grep runs as many times as classify, each right after one of its runs: the
+            # figures are medians with min and max (a best-of hides a loaded machine).
+            runs, ref_runs, greps = [], [], []
             for _ in range(max(1, args.repeat)):
                 runs.append(run_classify(ROOT, log, args.cpu))
+                g = run_grep(["grep", "-c", "-E", ere], log, args.cpu)
+                if g:
+                    greps.append(g)
                 if ref is not None:
                     ref_runs.append(run_classify(ref, log, args.cpu))
-            wall, cpu_s, out = min(runs, key=lambda r: r[0])
+            walls = sorted(r[0] for r in runs)
+            wall = statistics.median(walls)
+            cpu_s = statistics.median(r[1] for r in runs)
+            out = runs[0][2]
             summary = out.splitlines()[0].split(": ", 1)[-1] if out else "?"
             rows.append((
                 f"`eagle3tui classify`, progress-heavy log ({args.lines:,} lines, {size_mb:.0f} MB, 1 core)",
-                f"**{args.lines / wall:,.0f} lines/s wall** ({wall:.2f} s, Python's start included); "
+                f"**{args.lines / wall:,.0f} lines/s wall, median** [{args.lines / walls[-1]:,.0f}–"
+                f"{args.lines / walls[0]:,.0f}] ({wall:.2f} s, Python's start included); "
                 f"{args.lines / cpu_s:,.0f} lines/s CPU",
-                f"best of {len(runs)} (walls {', '.join(f'{r[0]:.2f}' for r in runs)} s); {summary}",
+                f"median of {len(runs)} (walls {', '.join(f'{r[0]:.2f}' for r in runs)} s); {summary}",
             ))
-            ere = "|".join(re.escape(k) for k in keywords)
-            g = run_grep(["grep", "-c", "-E", ere], log, args.cpu)
-            if g:
+            if greps:
+                gw = sorted(g[0] for g in greps)
+                gc = statistics.median(g[1] for g in greps)
                 rows.append((f"`grep -cE` fatal literals ({len(keywords)} alternatives), same file, same run",
-                             f"{args.lines / g[0]:,.0f} lines/s wall ({g[0]:.2f} s); "
-                             f"{args.lines / max(g[1], 1e-9):,.0f} lines/s CPU", f"{g[2]} matching lines"))
+                             f"{args.lines / statistics.median(gw):,.0f} lines/s wall, median "
+                             f"[{args.lines / gw[-1]:,.0f}–{args.lines / gw[0]:,.0f}]; "
+                             f"{args.lines / max(gc, 1e-9):,.0f} lines/s CPU",
+                             f"{greps[0][2]} matching lines; {len(greps)} runs, alternating with classify; "
+                             f"classify/grep wall {wall / statistics.median(gw):.1f}×"))
             if ref is not None:
-                rwall, rcpu, rout = min(ref_runs, key=lambda r: r[0])
+                rwall = statistics.median(r[0] for r in ref_runs)
+                rcpu = statistics.median(r[1] for r in ref_runs)
+                rout = ref_runs[0][2]
                 same = all(r[2].replace(str(log), "LOG") == out.replace(str(log), "LOG") for r in ref_runs)
                 rows.append((f"`eagle3tui classify` of {ref.name} (reference), same file, same run",
                              f"{args.lines / rwall:,.0f} lines/s wall ({rwall:.2f} s); {args.lines / rcpu:,.0f} lines/s CPU; "
                              f"ratio this/reference {rwall / wall:.2f} wall, {rcpu / cpu_s:.2f} CPU",
-                             f"best of {len(ref_runs)}, alternating with this tree's runs; "
+                             f"median of {len(ref_runs)}, alternating with this tree's runs; "
                              + ("same output" if same else "OUTPUT DIFFERS (printed below)")))
                 if not same:
                     import difflib

@@ -610,6 +610,8 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
     judge's, the monitor's and the stall detector's own verdicts, and every shipped
     rule) plus the user's ``[[rule]]`` ids.
     """
+    if all(s.retry is None for s in stages):
+        return  # nothing to check: the classifier's start-up is not paid for
     try:
         from eagle3tui.logs.catalog import verdict_ids
         from eagle3tui.logs.families import did_you_mean
@@ -631,6 +633,8 @@ def _check_retry_reasons(stages: list[StageConfig], rule_specs: list[dict[str, A
 
 def validate_rules(specs: list[dict[str, Any]], path: Path) -> list[ConfigError]:
     """Compile user rules with the log classifier; report each bad one by id."""
+    if not specs:
+        return []
     try:
         from eagle3tui.logs.rules import build_ruleset
     except ImportError:  # the classifier is optional for a bare config check

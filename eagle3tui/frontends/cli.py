@@ -327,7 +327,7 @@ def last_frames(text: str) -> str:
     return "\n".join("\n".join(shown_rows(line)) for line in text.split("\n"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="eagle3tui",
         description="Supervise long-running GPU pipeline stages (EAGLE-3 training and friends). "
@@ -382,21 +382,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--follow", action="store_true", help="keep following until the stage ends")
     p.add_argument("--all-attempts", action="store_true", help="print the whole log file")
     p.set_defaults(func=cmd_logs)
-    _optional_subcommands(sub, common)
+    _optional_subcommands(sub, common, argv)
     return ap
 
 
-def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Subcommands implemented in their own modules."""
-    from eagle3tui.frontends import gpus_cmd as gpus_cli
-    from eagle3tui.frontends import classify_cmd as classify_cli
+def _optional_subcommands(sub: Any, common: Callable[[argparse.ArgumentParser], None],
+                          argv: list[str] | None = None) -> None:
+    """Subcommands implemented in their own modules.
 
+    A module is imported only when its command may be the one asked for (its
+    name is among the arguments): the classifier costs most of the start-up,
+    and ``--help`` or ``status`` need none of it.
+    """
+    words = set(sys.argv[1:] if argv is None else argv)
     p = sub.add_parser("classify", help="classify a log offline: events, progress, ETA drift")
-    classify_cli.add_arguments(p)
-    p.set_defaults(func=classify_cli.run)
+    if "classify" in words:
+        from eagle3tui.frontends import classify_cmd as classify_cli
+
+        classify_cli.add_arguments(p)
+        p.set_defaults(func=classify_cli.run)
     p = sub.add_parser("gpus", help="per-GPU memory and which stage holds it")
     common(p)
-    gpus_cli.add_arguments(p)
+    if "gpus" in words:
+        from eagle3tui.frontends import gpus_cmd as gpus_cli
+
+        gpus_cli.add_arguments(p)
     p.set_defaults(func=_gpus)
     from eagle3tui.frontends import metrics_cmd
 
@@ -422,7 +432,7 @@ def _gpus(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
+    ap = build_parser(argv)
     args = ap.parse_args(argv)
     try:
         if args.watch:

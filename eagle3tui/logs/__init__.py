@@ -7,14 +7,27 @@ runs the same monitor over a finished log.
 
 from __future__ import annotations
 
-from eagle3tui.logs.eta import Eta, EtaTracker
-from eagle3tui.logs.events import LogEvent
-from eagle3tui.logs.follower import Chunk, LogFollower, LogLine, LogWatcher, strip_ansi
-from eagle3tui.logs.history import StageHistory
-from eagle3tui.logs.monitor import StageLogMonitor
-from eagle3tui.logs.progress import ProgressUpdate, parse_progress
-from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset, load_builtin_rules
-from eagle3tui.logs.stall import GpuWitness, StallDetector
+import importlib
+from typing import Any
+
+# Where each name lives: imported when first asked for (PEP 562), so a command
+# that needs one module of the package (the CLI's ``status`` reads no log) does
+# not pay for the classifier's start-up.
+_EXPORTS = {
+    "Eta": "eta", "EtaTracker": "eta", "LogEvent": "events",
+    "Chunk": "follower", "LogFollower": "follower", "LogLine": "follower", "LogWatcher": "follower",
+    "strip_ansi": "follower", "StageHistory": "history", "StageLogMonitor": "monitor",
+    "ProgressUpdate": "progress", "parse_progress": "progress", "Rule": "rules", "RuleSet": "rules",
+    "build_ruleset": "rules", "load_builtin_rules": "rules", "GpuWitness": "stall", "StallDetector": "stall",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+
 
 __all__ = [
     "Chunk",

@@ -142,7 +142,13 @@ _PROGRESS_MARKERS = [
     *RESULT_MARKERS,  # a report's measured figures (progress.RESULT_MARKERS)
 ]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
-_TEMPLATE_BLOCK = 256 * 1024  # blocks this big (catching up) are read by line template
+# Blocks this big (catching up) are read by line template, and so is every block once
+# this much of the log was read (a live follower's wake-ups: the templates are kept
+# across blocks); a short log alone is not worth building the template index for.
+_TEMPLATE_BLOCK = 256 * 1024
+# While the log said something new this recently, a read is not looked through for
+# news again (the stall detector is armed anyway): a chatty log is not read twice.
+_NEWS_FRESH_S = 1.0
 _UNKNOWN = object()
 _NO_BLOCK: tuple = (b"", [0], 0)  # StageLogMonitor._tail_block between template scans
 # The ids this module makes itself, checked against the registry (families.toml) when it loads.
@@ -765,7 +771,7 @@ class StageLogMonitor:
             # Output is news when it holds a line not seen before (a new
             # message, a count that moved); progress that moved is news too
             # (_progress sets _moved). A wait printed again is not.
-            news = chunk.reset or bool(chunk.data) and self.repeats.feed(chunk.data)
+            news = chunk.reset or bool(chunk.data) and not self._news_fresh() and self.repeats.feed(chunk.data)
         self._moved = False
         data = chunk.data
         if data:
@@ -784,9 +790,15 @@ class StageLogMonitor:
                 self.repeats.news()
             self.stall.note_activity(self._now)
 
+    def _news_fresh(self) -> bool:
+        """News came so recently that a stall is far off: this read need not be searched for it."""
+        last = self.stall.last_activity
+        return last is not None and self._now - last < min(_NEWS_FRESH_S, self.stall.floor_s / 20)
+
     def _scan_block(self, data: bytes, first_no: int) -> int:
         """Visit the interesting lines of ``data``; returns its line count."""
-        if self.progress_mode == "sample" and len(data) >= _TEMPLATE_BLOCK and data.endswith(b"\n"):
+        if self.progress_mode == "sample" and data.endswith(b"\n") and (
+                len(data) >= _TEMPLATE_BLOCK or self.follower.offset >= _TEMPLATE_BLOCK):
             if self._templates is None:
                 self._templates = TemplateIndex(self.rules, _PROGRESS_MARKERS, PROGRESS_SHAPE)
             if self._templates.usable:

@@ -52,11 +52,14 @@ BY_TEMPLATE, EXACT, SENSITIVE = 0, 1, 2
 # judge.py reads as a failed request. (The common format's '"POST /x HTTP/1.1" 500' is read by
 # the request-failed rule, whose keyword 'HTTP/1.1" 5' already makes its template EXACT.)
 _STATUS_COLUMN = re.compile(rb"\|\s{1,3}000\s{1,3}\|")
+# judge.py's NCCL error trace ("socket.cc:484 -> 2") on a template: only a line of this
+# shape has an arrow whose value counts (NCCL_DEBUG=INFO's "0[0] -> 1[1] via P2P" has none).
+_NCCL_TRACE_TEMPLATE = re.compile(rb"\.(?:cc|cu|h|cpp):0{1,6}\s->\s0")
 
 
 def judge_valued(low: bytes) -> bool:
     """Whether a judge detector may read a digit's value in this (lower-cased) line."""
-    if b"->" in low or b"worker_count=" in low:
+    if b"->" in low and _NCCL_TRACE_TEMPLATE.search(low) or b"worker_count=" in low:
         return True  # NCCL's error trace "file.cc:123 -> 2"; a barrier's count against its world size
     if b"000" in low and _STATUS_COLUMN.search(low):
         return True

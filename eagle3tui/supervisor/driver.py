@@ -34,7 +34,6 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.logs.follower import LogWatcher
 from eagle3tui.supervisor import completion
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
@@ -61,6 +60,7 @@ from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.supervisor.scheduler import dependency_closure, plan
 from eagle3tui.supervisor.slurm_state import SLURM
 from eagle3tui.supervisor.stage_alerts import StageWatch, ruleset_for
+from eagle3tui.supervisor.wakeups import DriverWakeups
 from eagle3tui.supervisor.state import (
     ON_FATAL_STOP,
     Intent,
@@ -86,6 +86,13 @@ from eagle3tui.trusted import NotRegularFile, UntrustedFile
 MEMORY_FREED_SETTLE_S = 5.0
 # A fatal error with the process still alive this long is announced as failing.
 FAILING_ANNOUNCE_S = 5.0
+# Wake-ups of busy logs are coalesced: a pass over the followed logs runs at most
+# this often while they keep writing (tqdm at 10 Hz on 8 ranks is one pass, not
+# eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
+# at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
+COALESCE_S = 0.05
+FULL_EVERY_S_INOTIFY = 1.0
+PEEK_S = 0.004
 
 class ServiceProber:
     """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
@@ -142,7 +149,7 @@ class Driver:
         # Without inotify the driver looks every tick_s; with it, it sleeps until a
         # followed log or the commands directory changes, or the next full pass.
         self.tick_s = tick_s
-        self.wakeups = LogWatcher(poll_interval=tick_s, use_inotify=use_inotify)
+        self.wakeups = DriverWakeups(poll_interval=tick_s, use_inotify=use_inotify)
         self.exit_when_idle = exit_when_idle
         self.idle_grace_s = idle_grace_s
         self.rules = ruleset_for(config)
@@ -150,8 +157,14 @@ class Driver:
         self.xids = XidWatch.from_env()  # GPU faults from the kernel log (telemetry/xid.py)
         self.watches: dict[str, StageWatch] = {}
         self._watch_recs: dict[str, RunRecord] = {}
+        # A full pass (records, scheduling, state.json) runs this often; with inotify
+        # a stage's result file wakes one at once, so it is needed less often.
         self.full_every_s = 0.25
+        self.full_every_s_inotify = FULL_EVERY_S_INOTIFY
         self._last_full = 0.0
+        self._last_full_mono = 0.0
+        self.coalesce_s = COALESCE_S
+        self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
         self.probers: dict[str, ServiceProber] = {}
         self.waiting: dict[str, str] = {}
@@ -213,6 +226,8 @@ class Driver:
                 self._alert("info", "xid-off", why)  # once per driver, where GPUs are used
             self.wakeups.start()
             self.wakeups.add_dir(self.commands_dir)
+            if self.wakeups.mode == "inotify":
+                self.full_every_s = self.full_every_s_inotify
             idle_since: float | None = None
             failures = 0
             while not stop.is_set():
@@ -238,6 +253,7 @@ class Driver:
                     stop.wait(1.0)
                     continue
                 except Exception:  # noqa: BLE001
+                    self._last_pass = time.monotonic()
                     # A bug must not take supervision down with it: report it,
                     # back off, and give up only if it repeats every tick.
                     failures += 1
@@ -251,6 +267,7 @@ class Driver:
                     stop.wait(0.5)
                     continue
                 now = time.monotonic()
+                self._last_pass = now
                 if busy:
                     idle_since = None
                 elif idle_since is None:
@@ -261,6 +278,7 @@ class Driver:
                         break
                 self._wait_for_work(stop)
             self.write_state(force=True)
+            self._save_marks()
             # Idle, or stopped on purpose (SIGTERM): the keeper need not start another.
             idle_marker.write_text(f"{time.time()}\n")
             self.store.discard_fallback_dir()  # made again at the next launch
@@ -278,11 +296,35 @@ class Driver:
         return 0
 
     def _wait_for_work(self, stop: threading.Event) -> None:
-        """Sleep until a followed log or a command changes, or the next full pass."""
-        if self.wakeups.mode == "inotify":
-            self.wakeups.wait(self.full_every_s)
-        else:
+        """Sleep until a followed log or a command changes, or the next full pass.
+
+        A log with a backlog (its last poll stopped at its byte bound) is read
+        on at once. Wake-ups closer than ``coalesce_s`` to the last pass wait
+        for it, unless a command or a fatal-looking line arrives meanwhile.
+        """
+        if any(w.behind for w in self.watches.values()):
+            return
+        if self.wakeups.mode != "inotify":
             stop.wait(self.tick_s)
+            return
+        self.wakeups.wait(max(0.0, self._last_full_mono + self.full_every_s - time.monotonic()))
+        deadline = min(self._last_pass + self.coalesce_s, self._last_full_mono + self.full_every_s)
+        while not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or self._urgent():
+                return
+            stop.wait(min(PEEK_S, left))
+
+    def _urgent(self) -> bool:
+        """A command waits, or a followed log's unread bytes may hold a fatal line."""
+        return bool(self._command_files()) or any(w.fatal_ahead() for w in self.watches.values())
+
+    def _save_marks(self) -> None:
+        """Save every followed attempt's alerted mark now (the driver stops)."""
+        for name, w in self.watches.items():
+            rec = self._watch_recs.get(name)
+            if rec is not None:
+                w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
 
     # -- one tick -------------------------------------------------------
     def tick(self) -> bool:
@@ -291,7 +333,7 @@ class Driver:
         handled = self.process_commands()
         # The pass cadence is a duration: monotonic, or a clock step stops full passes.
         mono = time.monotonic()
-        if not handled and mono - self._last_full < self.full_every_s:
+        if not handled and not self.wakeups.take_full() and mono - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
@@ -300,6 +342,7 @@ class Driver:
                     self._emit_watch(w, w.poll(now), rec_stub)
             return self._busy
         self._last_full = mono
+        self._last_full_mono = mono
         reap_wrappers()
         if not self._intent_readable():
             return True
@@ -347,7 +390,8 @@ class Driver:
         scheduled = any(
             not due(r) for r in self.intent.relaunch.values())
         waiting_on_active = bool(p.waiting) and active
-        self._busy = bool(handled or active or scheduled or p.start or waiting_on_active)
+        backlog = any(w.behind for w in self.watches.values())  # an ended stage's log still being read
+        self._busy = bool(handled or active or scheduled or p.start or waiting_on_active or backlog)
         return self._busy
 
     def statuses(self, records: dict[str, RunRecord] | None = None) -> dict[str, StageStatus]:
@@ -572,6 +616,8 @@ class Driver:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
             self.watches[stage.name] = w
             self.wakeups.add(rec.log)
+            # The wrapper writes it when the stage ends: a full pass settles the attempt now.
+            self.wakeups.add(self.store.prefix(rec.stage, rec.attempt) + ".result.json", full=True)
         self._watch_recs[stage.name] = rec
         self._emit_watch(w, w.poll(now), rec)
         self._announce_failing(stage, rec, w, now)
@@ -641,12 +687,23 @@ class Driver:
         # once), and never loses them.
         if rec.extra.get("finalized") or rec.extra.get("unreadable"):
             return
-        w = self.watches.pop(stage.name, None)
-        self._watch_recs.pop(stage.name, None)
-        self.wakeups.remove(rec.log)
+        w = self.watches.get(stage.name)
         if w is None or w.run_id != rec.run_id:
             w = StageWatch(stage, rec, self.config, self.state_dir, self.rules)
-        self._emit_watch(w, w.poll(now) + w.finish(rec), rec)
+        alerts = w.poll(now)
+        if w.behind:
+            # It ended with a backlog of log (a burst at its end, or a driver that
+            # reattached late): read it over the next passes, POLL_BYTES at a time,
+            # as while it ran (bounded memory, other stages served), then settle.
+            self.watches[stage.name] = w
+            self._watch_recs[stage.name] = rec
+            self._emit_watch(w, alerts, rec)
+            return
+        self.watches.pop(stage.name, None)
+        self._watch_recs.pop(stage.name, None)
+        self.wakeups.remove(rec.log)
+        self.wakeups.remove(self.store.prefix(rec.stage, rec.attempt) + ".result.json")
+        self._emit_watch(w, alerts + w.finish(rec), rec)
         pr = self.probers.pop(rec.run_id, None)
         if pr:
             pr.stop()
@@ -895,7 +952,9 @@ class Driver:
         """
         for level, kind, message, details in alerts:
             self._alert(level, kind, message, rec, **details)
-        w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt))
+        # Saved (fsynced) now when an alert went out; otherwise at most every
+        # few hundred ms (commit_seen): never one fsync per wake-up.
+        w.commit_seen(self.hub.first_held_line(rec.stage, rec.attempt), alerted=bool(alerts))
 
     def _intent_readable(self) -> bool:
         """False (and one critical alert) while intent.json exists but cannot be believed.

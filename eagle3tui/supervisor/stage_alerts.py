@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
+from eagle3tui.supervisor.fatal_peek import FatalPeek
 from eagle3tui.supervisor.records import RunRecord
 
 AlertTuple = tuple[str, str, str, dict[str, Any]]
@@ -60,6 +62,17 @@ REQUEST_FAILURE_RULES = catalog.with_flag("request-failure")
 # The rule pack of the program that runs the job (Slurm's own lines in its output):
 # an ending it reports at the end of a log with nothing fatal explains the failure.
 RUNNER_RULE_SOURCE = "slurm"
+# Bytes of log one poll reads at most: a burst (a catch-up, a stage writing GBs)
+# is read over several passes, so one stage never holds the driver (nor its
+# memory: a poll's events live until its alerts are out) for the whole backlog.
+POLL_BYTES = 4 << 20
+# The alerted mark of a poll that wrote no alert is saved at most this often: a
+# driver killed meanwhile reads those lines again and finds no alert in them.
+MARK_EVERY_S = 0.5
+# A live wake-up reads a few lines: of its progress lines only the newest is
+# parsed (the state shown, the ETA's next sample); a read this big or bigger
+# (catching up) samples the monitor's usual few per block.
+LIVE_READ_BYTES = 64 * 1024
 
 
 def ruleset_for(config: PipelineConfig) -> RuleSet:
@@ -182,6 +195,10 @@ class StageWatch:
         self.alerted_line = self._load_seen()
         # Lines processed but not yet known to be durably alerted (see commit_seen).
         self._pending_line = 0
+        self._mark_saved_at = 0.0  # monotonic time of the last save of the mark
+        self._peek = FatalPeek(rec.log)
+        self._catch_up_samples = 8  # the monitor's default, set below
+        self.behind = False  # the last poll stopped at POLL_BYTES with more to read
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
@@ -194,6 +211,7 @@ class StageWatch:
             stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at,
             # A service that fails one request and keeps serving has a warning, not a fatal.
             stage_kind=stage.kind)
+        self._catch_up_samples = self.monitor.samples_per_block
         self._stalled_at: float | None = None
         # A driver that reattaches to a service already ready (a probe or a log pattern said
         # so): the log it catches up on was written before, so it is ready as of that catch-up.
@@ -251,20 +269,28 @@ class StageWatch:
             return None
         return fatal if isinstance(fatal, dict) else None
 
-    def commit_seen(self, held_from: int | None = None) -> None:
+    def commit_seen(self, held_from: int | None = None, alerted: bool = True) -> None:
         """Mark the lines processed so far as alerted, once their alerts are durable.
 
         The driver calls this after writing the alerts ``poll`` returned;
         ``held_from`` is the first line whose alert the hub still holds in
-        memory (a merge window), and the mark stops before it.
+        memory (a merge window), and the mark stops before it. With
+        ``alerted=False`` (the poll wrote no alert) the mark is saved at most
+        every MARK_EVERY_S: lines past a saved mark that made no alert make
+        none when a later driver reads them again, so nothing is re-sent, and
+        a poll that wrote an alert saves it at once, so nothing is sent twice.
         """
         line = self._pending_line
         if held_from is not None:
             line = min(line, held_from - 1)
         if line <= self.alerted_line:
             return
+        now = time.monotonic()
+        if not alerted and now - self._mark_saved_at < MARK_EVERY_S:
+            return
         self.alerted_line = line
         self._write_seen()
+        self._mark_saved_at = now
 
     def _write_seen(self) -> None:
         """The mark, the file it counts lines of, and the attempt's first fatal event."""
@@ -285,11 +311,22 @@ class StageWatch:
             pass
 
     # -- polling -------------------------------------------------------------
+    def fatal_ahead(self) -> bool:
+        """Whether the log's unread bytes may hold a fatal line (a cheap look, see fatal_peek)."""
+        return self.behind or self._peek.ahead(self.monitor.offset, self.monitor.rules)
+
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
         self._now = now
         resets = self.monitor.follower.resets
-        events = self.monitor.poll(now)
+        start = self.monitor.offset
+        try:
+            unread = os.stat(self.log_path).st_size - start
+        except OSError:
+            unread = 0
+        self.monitor.samples_per_block = 1 if unread < LIVE_READ_BYTES else self._catch_up_samples
+        events = self.monitor.poll(now, max_bytes=POLL_BYTES)
+        self.behind = self.monitor.offset - start >= POLL_BYTES
         if self._truncated_unseen or self.monitor.follower.resets != resets:
             # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
             self._truncated_unseen = False
@@ -400,7 +437,13 @@ class StageWatch:
             if not live and end <= max(self.alerted_line, self._pending_line):
                 continue
             if not live and ev.line and ev.kind in VERDICT_KINDS:
-                verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
+                prev = verdicts[-1] if verdicts else None
+                if prev is not None and prev["kind"] == ev.kind and prev["rule"] == ev.rule \
+                        and prev["end_line"] + 1 >= ev.line >= prev["line"]:
+                    # A run of lines with one verdict (a warning every step): one record.
+                    prev["end_line"] = max(prev["end_line"], end)
+                else:
+                    verdicts.append({"line": ev.line, "end_line": end, "kind": ev.kind, "rule": ev.rule})
             if after_stop or self._redundant_early_exit(ev) or self._in_launcher_report(ev):
                 continue  # shown in the log pane with its verdict, never alerted
             alert = self._alert_for(ev)
