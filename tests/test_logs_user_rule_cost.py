@@ -1,0 +1,120 @@
+"""The work a user [[rule]] does per log line is bounded: by its RE2 program's
+size (refused at ``check``) and by the text it meets (a long line's head and tail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eagle3tui.config import ConfigError
+from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.offline import classify_log
+from eagle3tui.logs.rules import (
+    USER_PROGRAM_LIMIT,
+    USER_WINDOW,
+    PatternTooCostly,
+    Rule,
+    RuleSet,
+    build_ruleset,
+    compile_user_pattern,
+    load_shipped_rules,
+)
+
+# RE2 accepts it; its program has ~12,000 instructions, and RE2 took 7 s on one 64 KiB line.
+COSTLY = r"(?i)(?:\w+ ){2,1000}boom"
+# The costliest shape under the limit: the same repetition, bounded lower.
+ALLOWED = r"(?:\w+\s){1,200}fatal"
+
+
+def test_costly_pattern_is_refused_at_check_with_a_fix(pipeline) -> None:
+    pipeline.write(f"""
+        [[stage]]
+        name = "train"
+        command = ["true"]
+
+        [[rule]]
+        id = "long-sentence"
+        kind = "warning"
+        explanation = "a long sentence that ends in boom"
+        pattern = '''{COSTLY}'''
+        """)
+    r = pipeline.cli("check")
+    assert r.returncode == 2, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert f"{pipeline.config}:10" in out  # the pattern's own line
+    assert "rule.pattern" in out and "rule 'long-sentence'" in out and "instructions" in out
+    assert "fix:" in out and "(?:\\w+ )+" in out
+
+
+def test_program_size_limit() -> None:
+    with pytest.raises(PatternTooCostly):
+        compile_user_pattern(COSTLY)
+    assert compile_user_pattern(ALLOWED).programsize <= USER_PROGRAM_LIMIT
+    with pytest.raises(ConfigError) as e:
+        build_ruleset([{"id": "x", "pattern": COSTLY, "kind": "fatal", "explanation": "x"}])
+    assert e.value.key == "rule.pattern" and e.value.fix
+
+
+def test_ordinary_patterns_fit_the_limit() -> None:
+    """Most shipped patterns, compiled as a user's would be, fit the limit (those that do not
+    are long alternations of literals: a user splits one into several rules)."""
+    sizes = []
+    for r in load_shipped_rules():
+        try:
+            sizes.append(compile_user_pattern(r.pattern, limit=None).programsize)
+        except ValueError:
+            continue  # a lookaround: shipped rules may use Python's re
+    assert sum(s <= USER_PROGRAM_LIMIT for s in sizes) >= 0.8 * len(sizes)
+
+
+class _Recording:
+    """A rule's RE2 regex that records the length of every text it meets."""
+
+    def __init__(self, rx: Any) -> None:
+        self.rx = rx
+        self.lengths: list[int] = []
+
+    def search(self, text: str, *args: int) -> Any:
+        self.lengths.append(len(text))
+        return self.rx.search(text, *args)
+
+
+def test_user_pattern_meets_a_bounded_window_of_each_line(tmp_path: Path) -> None:
+    """Through the live monitor: 64 KiB lines the rule's keyword routes to it, then another
+    stage-killing line; the rule meets at most USER_WINDOW characters of each line, and the
+    fatal line after them is still found, in order."""
+    rec = _Recording(compile_user_pattern(ALLOWED))
+    rule = Rule(id="sentence", pattern=ALLOWED, kind="warning", explanation="x",
+                keywords=("fatal",), source="user", regex=rec)
+    rules = RuleSet.from_specs(load_shipped_rules(), [rule])
+    log = tmp_path / "stage.log"
+    log.write_bytes(b"")
+    mon = StageLogMonitor(log, rules=rules)
+    mon.poll(now=1000.0)
+    line = ("INFO fatal word " * 5000)[: 64 * 1024]
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    with open(log, "a") as f:
+        f.write((line + "\n") * 4 + oom + "\n")
+    events = mon.poll(now=1001.0)
+    assert rec.lengths and max(rec.lengths) <= USER_WINDOW
+    fatal = [e for e in events if e.kind == "fatal"]
+    assert fatal and fatal[0].rule == "oom" and fatal[0].line == 5
+
+
+@pytest.mark.parametrize("pattern", ["MARK-[0-9]+", "(?i)mark-[0-9]+"])  # keyed, and unkeyed (block scan)
+def test_long_line_matches_in_head_and_tail_only(tmp_path: Path, pattern: str) -> None:
+    rule = {"id": "mark", "pattern": pattern, "kind": "fatal", "explanation": "a mark"}
+    rules = build_ruleset([rule])
+    pad = "x" * (4 * USER_WINDOW)
+    log = tmp_path / "long.log"
+    log.write_text(
+        "step 1\n"
+        f"MARK-1 {pad}\n"  # in the head
+        f"{pad} MARK-2 {pad}\n"  # in the middle of a long line: not met
+        f"{pad} MARK-3\n"  # in the tail
+        "MARK-4\n"  # a short line
+    )
+    events, _ = classify_log(log, rules=rules)
+    assert [e.line for e in events if e.rule == "mark"] == [2, 4, 5]
