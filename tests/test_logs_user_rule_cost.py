@@ -107,7 +107,7 @@ def test_user_pattern_meets_a_bounded_window_of_each_line(tmp_path: Path) -> Non
 def test_long_line_matches_in_head_and_tail_only(tmp_path: Path, pattern: str) -> None:
     rule = {"id": "mark", "pattern": pattern, "kind": "fatal", "explanation": "a mark"}
     rules = build_ruleset([rule])
-    pad = "x" * (4 * USER_WINDOW)
+    pad = "x" * USER_WINDOW  # lines under the follower's own cut (64 KiB)
     log = tmp_path / "long.log"
     log.write_text(
         "step 1\n"
