@@ -3,10 +3,13 @@ size (refused at ``check``) and by the text it meets (a long line's head and tai
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_for
 
 from eagle3tui.config import ConfigError
 from eagle3tui.logs.monitor import StageLogMonitor
@@ -118,3 +121,49 @@ def test_long_line_matches_in_head_and_tail_only(tmp_path: Path, pattern: str) -
     )
     events, _ = classify_log(log, rules=rules)
     assert [e.line for e in events if e.rule == "mark"] == [2, 4, 5]
+
+
+# The costliest shape ``check`` accepts: the refused one's repetition, cut to fit the limit.
+COSTLIEST_ACCEPTED = r"(?i)(?:\w+ ){2,166}boom"
+
+
+def test_costliest_accepted_rule_leaves_alerts_and_stop_prompt(pipeline) -> None:
+    """A stage prints 64 KiB lines that the costliest accepted rule must search; another
+    stage runs out of memory just after, then a ``stop`` comes: the driver's alert and
+    its stop each come within the product's 2 s (README: commands are answered within 2 s)."""
+    assert compile_user_pattern(COSTLIEST_ACCEPTED).programsize <= USER_PROGRAM_LIMIT
+    py = sys.executable
+    pipeline.write(f"""
+        [[stage]]
+        name = "noisy"
+        command = ["{py}", "-c", "import time\\nline = ('INFO fatal word ' * 5000)[:65536]\\nfor _ in range(20):\\n    print(line, flush=True)\\ntime.sleep(120)"]
+
+        [[stage]]
+        name = "crash"
+        command = ["{py}", "-c", "import time\\nopen('oom-at', 'w').write(repr(time.time()))\\nprint('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB', flush=True)\\nraise SystemExit(1)"]
+
+        [[rule]]
+        id = "long-sentence"
+        kind = "warning"
+        explanation = "a long sentence that ends in boom"
+        pattern = '''{COSTLIEST_ACCEPTED}'''
+        """)
+    pipeline.cli("check", check=True)
+    pipeline.cli("start", "noisy", check=True)
+    noisy_log = pipeline.state_dir / "logs" / "noisy.log"
+    wait_for(lambda: noisy_log.exists() and noisy_log.stat().st_size >= 20 * 65537, what="20 long lines")
+    pipeline.cli("start", "crash", check=True)
+
+    def oom_alert() -> dict | None:
+        return next((a for a in pipeline.alerts() if a["kind"] == "fatal-log-event" and a["stage"] == "crash"), None)
+
+    alert = wait_for(oom_alert, timeout=30, what="the crash stage's OOM alert")
+    assert alert["details"]["rule"] == "oom"
+    assert alert["time"] - float((pipeline.root / "oom-at").read_text()) < 2.0
+    asked = time.time()
+    r = pipeline.cli("stop", "noisy", check=True)
+    assert "stopping noisy" in r.stdout
+    wait_for(lambda: pipeline.stage("noisy")["state"] == "stopped", timeout=15, what="noisy stopped")
+    stopped = next(a for a in pipeline.alerts() if a["stage"] == "noisy" and a["kind"] in ("stage-stopped", "stage-killed"))
+    assert stopped["time"] - asked < 2.0
+    pipeline.cli("stop", "--all")
