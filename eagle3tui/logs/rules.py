@@ -440,7 +440,10 @@ class RuleSet:
     def classify(
         self, text: str, stage: str | None = None, candidates: Iterable[int] | None = None
     ) -> Rule | None:
-        """The first rule matching ``text`` (worker prefix already removed)."""
+        """The first rule matching ``text`` (worker prefix already removed).
+
+        A user rule meets :func:`user_window` of ``text``: its head and tail when it is long.
+        """
         idx = self.candidates(text) if candidates is None else candidates
         rules = self.rules
         window = text if len(text) <= USER_WINDOW else None
