@@ -25,7 +25,9 @@ The cases: a run of one character for every printable ASCII character and a
 few non-ASCII ones; repeated tokens that half-match the builtin patterns (log
 levels, worker prefixes, numbers with separators, paths, nesting, ``\\r``
 bars, ANSI escapes...); and real lines from the corpus's tune split (URL
-printed) padded to the length. Results: the README's Benchmarks table; the measurements behind it:
+printed) padded to the length; and a user ``[[rule]]`` RE2 accepts with a
+large repetition count (``user rule ...`` cases), run on lines its repetition
+fits, with the shipped rules beside it. Results: the README's Benchmarks table; the measurements behind it:
 docs/history/logs-notebook.md, "Log text cannot slow the driver down".
 """
 
@@ -46,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 from eagle3tui.logs.follower import LogFollower
 from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.offline import classify_log
-from eagle3tui.logs.rules import build_ruleset
+from eagle3tui.errors import ConfigError
+from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset, load_shipped_rules
 
 MAX_LINE = LogFollower("/dev/null").max_line
 TEMPLATE_BLOCK = 256 * 1024  # the monitor reads blocks this big by line template
@@ -77,6 +80,33 @@ TOKENS = [
     # what tests/test_logs_patterns_bounded.py found searched quadratically (fixed since)
     "a.", "StepId=", "slurmstepd-", "triton_kernels ", "Exception in thread ",
 ]
+
+
+# User patterns RE2 accepts whose repetition makes a big program, each with the line it fits:
+# one with no keyword (searched over whole blocks) and one with a keyword (met line by line).
+USER_RULES = [
+    (r"(?i)(?:\w+ ){2,1000}boom", "INFO fatal word "),
+    (r"(?:\w+\s){1,200}fatal", "INFO fatal word "),
+    (r"(?i)(?:\w+ ){2,166}boom", "INFO fatal word "),  # the first, cut to what check accepts
+]
+
+
+def user_ruleset(pattern: str) -> tuple[RuleSet, str]:
+    """The shipped rules plus one user rule of ``pattern``, and what ``check`` says of it.
+
+    A pattern ``check`` refuses is still measured, compiled by RE2 as before
+    the check: what it would cost if it were let through.
+    """
+    spec = {"id": "user-rule", "pattern": pattern, "kind": "warning", "explanation": "bench"}
+    try:
+        return build_ruleset([spec]), "accepted"
+    except ConfigError as e:
+        import re2
+
+        from eagle3tui.logs.rules import derive_keywords
+        rule = Rule(id="user-rule", pattern=pattern, kind="warning", explanation="bench",
+                    keywords=derive_keywords(pattern), source="user", regex=re2.compile(pattern))
+        return RuleSet.from_specs(load_shipped_rules(), [rule]), f"refused at check ({str(e).splitlines()[0][:90]}...)"
 
 
 def ordinary(length: int) -> str:
@@ -179,6 +209,7 @@ def main() -> int:
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     rules = build_ruleset()
+    user = {p: user_ruleset(p) for p, _tok in USER_RULES}
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as td:
         d = Path(td)
@@ -188,11 +219,14 @@ def main() -> int:
             for path, mk, per in (("catch-up", catch_up, copies(n)), ("live", live, 1)):
                 base[(path, n)] = _time(mk(judged(n), d, rules), a.repeat) / per
                 plain[(path, n)] = _time(mk(ordinary(n), d, rules), a.repeat) / per
-            for name, line in cases(n).items():
+            todo = [(name, line, rules) for name, line in cases(n).items()]
+            for pattern, token in USER_RULES:
+                todo.append((f"user rule {pattern!r} on {token!r} repeated", fill(token, n), user[pattern][0]))
+            for name, line, rs in todo:
                 if a.only and a.only not in name:
                     continue
                 for path, mk, per in (("catch-up", catch_up, copies(n)), ("live", live, 1)):
-                    t = _time(mk(line, d, rules), a.repeat) / per
+                    t = _time(mk(line, d, rs), a.repeat) / per
                     rows.setdefault(f"{path}|{name}", {})[str(n)] = t
     n0, n1 = str(sizes[0]), str(sizes[-1])
     table = []
@@ -212,6 +246,8 @@ def main() -> int:
         print(f"ordinary line, {path}: {base[(path, int(n1))] * 1e3:.2f} ms at {n1} B, "
               f"{base[(path, int(n1))] / base[(path, int(n0))]:.2f}x from {n0} B; a line of INFO words no rule "
               f"looks at: {plain[(path, int(n1))] * 1e3:.2f} ms")
+    for p, (_rs, verdict) in user.items():
+        print(f"user rule {p!r}: {verdict}")
     print(f"\n| case | path | ms/line at {n1} B | ratio to ordinary | time 2n/n (worst doubling) |")
     print("|---|---|---|---|---|")
     for ratio, scale, path, name, t in table[: a.top]:

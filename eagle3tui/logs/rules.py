@@ -10,6 +10,7 @@ Most lines of a healthy log contain none and cost nothing beyond that pass.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -48,6 +49,16 @@ _OPTIONAL = ("action", "stages", "keywords", "examples", "not_examples", "source
 # Keys only the shipped packs may use: how the code treats a family (families.FLAGS).
 _SHIPPED_ONLY = ("flags",)
 _MIN_KEYWORD = 3
+# The work one user pattern may do on one line is bounded twice: by the size
+# of its RE2 program (a counted repetition such as ``(?:\w+ ){2,1000}`` makes
+# a program of 12,000 instructions whose DFA outgrows RE2's memory budget, and
+# RE2's fallback costs ~ program size x line length: 7 s on a 64 KiB line),
+# and by the length of text it meets: the head and tail of a longer line, as
+# the follower keeps an over-long line's head and tail (bench/bench_adversarial.py).
+USER_PROGRAM_LIMIT = 2000
+USER_WINDOW = 8192
+_USER_HEAD = USER_WINDOW // 4
+_USER_CUT = " \u2026 "
 # Literals that route a line to the structural judge even when no rule names
 # it: process lifecycle words, native failure reports, fatal levels.
 STRUCTURAL_KEYWORDS = (
@@ -117,6 +128,46 @@ class Rule:
     def applies_to(self, stage: str | None) -> bool:
         """Whether the rule is active for ``stage``."""
         return not self.stages or stage is None or stage in self.stages
+
+
+def user_window(text: str) -> str:
+    """The part of one line a user pattern meets: all of it up to
+    :data:`USER_WINDOW` characters, else its head and tail joined by " … "."""
+    if len(text) <= USER_WINDOW:
+        return text
+    tail = USER_WINDOW - _USER_HEAD - len(_USER_CUT)
+    return text[:_USER_HEAD] + _USER_CUT + text[-tail:]
+
+
+def _user_window_bytes(line: bytes) -> bytes:
+    """:func:`user_window` of one line of a block (bytes; no newline inside)."""
+    if len(line) <= USER_WINDOW:
+        return line
+    cut = _USER_CUT.encode()
+    return line[:_USER_HEAD] + cut + line[-(USER_WINDOW - _USER_HEAD - len(cut)):]
+
+
+def _windowed_block(data: bytes) -> tuple[bytes, list[int], list[int]] | None:
+    """``data`` with each line cut to its :func:`user_window`, or None when no line is longer.
+
+    Returns the cut block, the start of each of its lines and the start of
+    the same line in ``data`` (to map a match back to the line it is in).
+    """
+    lines = data.split(b"\n")
+    if max(map(len, lines)) <= USER_WINDOW:
+        return None
+    cut_starts: list[int] = []
+    starts: list[int] = []
+    pos = cpos = 0
+    out: list[bytes] = []
+    for line in lines:
+        w = _user_window_bytes(line)
+        starts.append(pos)
+        cut_starts.append(cpos)
+        out.append(w)
+        pos += len(line) + 1
+        cpos += len(w) + 1
+    return b"\n".join(out), cut_starts, starts
 
 
 def derive_keywords(pattern: str) -> tuple[str, ...]:
@@ -207,7 +258,7 @@ class RuleSet:
                 # ends (multi-line mode), as they do on one line.
                 try:
                     brx: Any = (
-                        compile_user_pattern(b"(?m)" + r.pattern.encode("utf-8"))
+                        compile_user_pattern(b"(?m)" + r.pattern.encode("utf-8"), limit=None)
                         if r.source == "user"
                         else re.compile(r.pattern.encode("utf-8"), re.MULTILINE)
                     )
@@ -316,8 +367,14 @@ class RuleSet:
                     if kb in line:
                         rs.update(self._kw_rules[k])
                 pos = le + 1
+        cut: tuple[bytes, list[int], list[int]] | None = None
+        if any(self.rules[i].source == "user" and brx is not None for i, brx in self._unkeyed):
+            cut = _windowed_block(data)  # user patterns meet a long line's head and tail only
         for i, brx in self._unkeyed:
             if brx is None:
+                continue
+            if cut is not None and self.rules[i].source == "user":
+                self._scan_cut(brx, i, data, cut, hits, ends)
                 continue
             pos = 0
             while True:
@@ -344,6 +401,34 @@ class RuleSet:
                 pos = le + 1
         return [(ls, ends[ls], tuple(sorted(hits[ls]))) for ls in sorted(hits)]
 
+    @staticmethod
+    def _scan_cut(
+        brx: Any,
+        i: int,
+        data: bytes,
+        cut: tuple[bytes, list[int], list[int]],
+        hits: dict[int, set[int]],
+        ends: dict[int, int],
+    ) -> None:
+        """Rule ``i``'s unkeyed search over the cut block, its hits mapped to ``data``'s lines."""
+        block, cut_starts, starts = cut
+        pos = 0
+        while True:
+            m = brx.search(block, pos)
+            if m is None:
+                break
+            k = bisect.bisect_right(cut_starts, m.start()) - 1
+            ls = starts[k]
+            le = data.find(b"\n", ls)
+            if le < 0:
+                le = len(data)
+            hits.setdefault(ls, set()).add(i)
+            ends[ls] = le
+            nxt = block.find(b"\n", m.start())
+            if nxt < 0:
+                break
+            pos = nxt + 1
+
     def candidates(self, text: str) -> tuple[int, ...]:
         """Indices of the rules that might match ``text`` (one line)."""
         found: set[int] = {i for i, _ in self._unkeyed}
@@ -355,12 +440,23 @@ class RuleSet:
     def classify(
         self, text: str, stage: str | None = None, candidates: Iterable[int] | None = None
     ) -> Rule | None:
-        """The first rule matching ``text`` (worker prefix already removed)."""
+        """The first rule matching ``text`` (worker prefix already removed).
+
+        A user rule meets :func:`user_window` of ``text``: its head and tail when it is long.
+        """
         idx = self.candidates(text) if candidates is None else candidates
         rules = self.rules
+        window = text if len(text) <= USER_WINDOW else None
         for i in idx:
             r = rules[i]
-            if r.applies_to(stage) and r.regex.search(text):
+            if not r.applies_to(stage):
+                continue
+            if r.source == "user":
+                if window is None:
+                    window = user_window(text)
+                if r.regex.search(window):
+                    return r
+            elif r.regex.search(text):
                 return r
         return None
 
@@ -379,23 +475,35 @@ def _line_of(source_path: str, rule_id: str) -> int | None:
     return None
 
 
-def compile_user_pattern(pattern: str | bytes) -> Any:
+class PatternTooCostly(ValueError):
+    """A user pattern RE2 accepts whose program is too big to run on every log line."""
+
+
+def compile_user_pattern(pattern: str | bytes, limit: int | None = USER_PROGRAM_LIMIT) -> Any:
     """Compile a user ``[[rule]]`` pattern with RE2 (linear time, no backtracking).
 
     Raises ValueError with RE2's reason when the pattern uses a feature RE2
-    does not have (backreferences, lookaround) or is not a valid regex.
+    does not have (backreferences, lookaround) or is not a valid regex, and
+    :class:`PatternTooCostly` when its RE2 program has more than ``limit``
+    instructions (see :data:`USER_PROGRAM_LIMIT`).
     """
     if _re2 is None:  # pragma: no cover - google-re2 is a dependency
         raise ValueError("the google-re2 package is not installed (pip install google-re2)")
     opts = _re2.Options()
     opts.log_errors = False  # report through ConfigError, not on stderr
     try:
-        return _re2.compile(pattern, opts)
+        rx = _re2.compile(pattern, opts)
     except Exception as e:  # re2.error: RE2 reports bytes
         msg = e.args[0] if e.args else e
         if isinstance(msg, bytes):
             msg = msg.decode("utf-8", "replace")
         raise ValueError(str(msg)) from None
+    if limit is not None and rx.programsize > limit:
+        raise PatternTooCostly(
+            f"its RE2 program has {rx.programsize} instructions, more than the {limit} a pattern run on "
+            "every log line may have (a counted repetition such as {2,1000} copies its group that many times)"
+        )
+    return rx
 
 
 def _key_line(source_path: str, rule_id: str, key: str) -> int | None:
@@ -498,6 +606,17 @@ def _rule_from_spec(
         # rejected, since only RE2 guarantees linear time on every line.
         try:
             rx = compile_user_pattern(spec["pattern"])
+        except PatternTooCostly as e:
+            raise ConfigError(
+                f"{label}: pattern {spec['pattern']!r} costs too much to run on every log line: {e}",
+                path=source_path,
+                key="rule.pattern",
+                line=_key_line(source_path, spec["id"], "pattern") or _line_of(source_path, spec["id"]),
+                fix=(
+                    "bound the repetition by what the line needs, e.g. (?:\\w+ ){2,1000} -> (?:\\w+ )+ or "
+                    "(?:\\w+ ){2,20}; match the literal words around it; or split a long alternation into several rules"
+                ),
+            ) from None
         except ValueError as e:
             raise ConfigError(
                 f"{label}: pattern {spec['pattern']!r} is not supported by the linear-time regex engine (RE2): {e}",
