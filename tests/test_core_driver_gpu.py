@@ -74,3 +74,21 @@ def test_flat_gpu_and_quiet_log_is_a_suspected_hang(pipeline):
         stall = next(a for a in pipeline.alerts() if a["kind"] == "stall")
         assert stall["details"]["rule"] == "hang-suspected", stall
         assert pipeline.stage("hung")["state"] == "stalled"
+
+
+def test_memory_climbing_to_the_limit_is_one_alert_for_the_stage(pipeline):
+    with gpu_stage(pipeline, "loader", "step 1/100", util=90, held=10 * GIB) as gpu:
+        pid = pipeline.stage("loader")["pid"]
+        wait_for(lambda: (pipeline.status().get("gpu") or {}).get("stages", {}).get(
+            "loader", {}).get("bytes") == 10 * GIB, timeout=20, what="the stage's 10 GiB")
+        gpu.used = 0
+        gpu.processes[pid] = int(gpu.total * 0.985)
+        wait_for(lambda: "gpu-memory-full" in kinds(pipeline), timeout=20, what="the full alert")
+        # The memory freed under the running stage (its alert proves the samples
+        # after the climb were taken) raises no second full alert.
+        gpu.processes.clear()
+        wait_for(lambda: "gpu-memory-freed" in kinds(pipeline), timeout=30, what="freed alert")
+        full = [a for a in pipeline.alerts() if a["kind"] == "gpu-memory-full"]
+        assert len(full) == 1, full
+        assert full[0]["stage"] == "loader" and full[0]["level"] == "warning"
+        assert "climbing to the limit" in full[0]["message"]

@@ -151,11 +151,12 @@ def _footer_text(app: EagleApp) -> str:
 
 
 async def test_80x24_keeps_running_and_failed_stages_and_help_quit_in_view(tmp_path: Path) -> None:
-    # Nine stages; the one that fails is the 8th and the one that runs the 9th.
-    names = [f"s{i}" for i in range(1, 10)]
+    # Fourteen stages, more than 80x24 has rows for (nine fit: test_tui_layout.py);
+    # the one that fails is the 13th and the one that runs the 14th.
+    names = [f"s{i}" for i in range(1, 15)]
     parts = []
     for n in names:
-        code = {"s8": "raise SystemExit(4)", "s9": "import time; time.sleep(60)"}.get(n, "pass")
+        code = {"s13": "raise SystemExit(4)", "s14": "import time; time.sleep(60)"}.get(n, "pass")
         parts.append(f'[[stage]]\nname = "{n}"\ncommand = ["{sys.executable}", "-c", "{code}"]\n'
                      'stop_grace = "2s"\n')
     cfg = write_toml(tmp_path / "p", "\n".join(parts))
@@ -168,19 +169,19 @@ async def test_80x24_keeps_running_and_failed_stages_and_help_quit_in_view(tmp_p
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: app.statuses, "the first state poll")
             await pilot.press("a")
-            await wait_for(pilot, lambda: state("s8") == "failed" and state("s9") == "running"
-                           and state("s7") == "succeeded", "s8 failed and s9 running")
+            await wait_for(pilot, lambda: state("s13") == "failed" and state("s14") == "running"
+                           and state("s12") == "succeeded", "s13 failed and s14 running")
             await pilot.pause(0.3)
-            assert app.table.size.height < 10  # not every stage fits
+            assert app.table.size.height < 15  # not every stage fits
             shown = [app.table.names[i] for i in app.table.shown()]
-            # The cursor follows the running stage (s9) until a key moves it.
-            assert app.table.selected_stage == "s9"
-            assert "s8" in shown and "s9" in shown, shown
+            # The cursor follows the running stage (s14) until a key moves it.
+            assert app.table.selected_stage == "s14"
+            assert "s13" in shown and "s14" in shown, shown
             # Walking the cursor to the top and back keeps them in view.
             for key in ("home", "down", "down", "down"):
                 await pilot.press(key)
                 shown = [app.table.names[i] for i in app.table.shown()]
-                assert {"s8", "s9", app.table.selected_stage} <= set(shown), shown
+                assert {"s13", "s14", app.table.selected_stage} <= set(shown), shown
             # Whole columns, never a cut header word; the note fills the rest.
             header = app.table.render_line(0).text
             assert "Stage" in header and "State" in header and "Note" in header

@@ -133,7 +133,7 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
 
 
 def test_80x24_in_tmux_keeps_failed_running_help_and_quit_in_view(tmp_path: Path) -> None:
-    """Nine stages on an 80x24 terminal: the failed 8th and running 9th stay in view,
+    """Nine stages on an 80x24 terminal: all in view (the failed 8th and running 9th too),
     the footer ends with ? Help and q Quit, and the quit message's command works."""
     parts = ['[pipeline]\nname = "narrow"\n']
     for i in range(1, 10):
@@ -156,8 +156,11 @@ def test_80x24_in_tmux_keeps_failed_running_help_and_quit_in_view(tmp_path: Path
         screen = ""
         while time.monotonic() < deadline:
             screen = tmux.screen()
-            rows = {ln.split()[0].lstrip("⋮"): ln for ln in screen.splitlines() if ln.strip()
-                    and ln.split()[0].lstrip("⋮").startswith("stage")}
+            # A stage's row comes first; the log pane's title ("stage9 #1 · ...") later.
+            rows: dict[str, str] = {}
+            for ln in screen.splitlines():
+                if ln.strip() and ln.split()[0].lstrip("⋮").startswith("stage"):
+                    rows.setdefault(ln.split()[0].lstrip("⋮"), ln)
             if "failed" in rows.get("stage8", "") and "running" in rows.get("stage9", ""):
                 break
             time.sleep(0.1)
@@ -166,6 +169,7 @@ def test_80x24_in_tmux_keeps_failed_running_help_and_quit_in_view(tmp_path: Path
         lines = screen.splitlines()
         assert len(lines) <= 24 and all(len(ln) <= 80 for ln in lines)
         assert "stage1" in screen  # the top of the list too
+        assert sorted(rows) == [f"stage{i}" for i in range(1, 10)], screen  # every stage
         assert "? Help" in lines[-1] and "q Quit" in lines[-1], lines[-1]
         assert " Tr " not in lines[1] and not lines[1].rstrip().endswith("Tr")
         tmux.keys("q")

@@ -5,6 +5,14 @@ progress) from progress (memory rising while weights load), and a crash or
 exit (the stage's memory dropped to ~0). ``GpuWitness`` is the small answer
 the stall detector consumes; ``GpuEvent`` is a one-off happening for the
 event log ("stage extract: GPU memory freed, 80.1 GiB -> 0 B").
+
+"Full" is news only when memory climbs into the top of the card: a caching
+allocator or vLLM's ``gpu_memory_utilization`` holds 90-97% as the normal
+state of a healthy job, so a GPU that sits (or is first seen) there says
+nothing. One ``memory_full`` event per episode, for the stage that holds the
+GPU (or the GPU when no stage does); the next needs memory to fall below
+``rearm_fraction`` first. An allocation that failed is the log's to report
+(``torch.OutOfMemoryError`` is a fatal log event), not NVML's.
 """
 
 from __future__ import annotations
@@ -66,6 +74,9 @@ class Thresholds:
     held_bytes: int = 512 * MiB  # a peak above this counts as "held memory"
     near_zero_bytes: int = 256 * MiB  # at or below this counts as "~0"
     full_fraction: float = 0.97  # used/total at or above this: OOM risk
+    # ... and news only when memory rose this share of the card over the window to get there
+    full_rise_fraction: float = 0.01
+    rearm_fraction: float = 0.90  # after a full event, the next needs memory below this
     busy_pct: float = 10.0  # mean utilisation at or above this: busy
 
 
@@ -131,6 +142,7 @@ class SignalTracker:
         self._stage_now: dict[str, list[int]] = {}  # GPUs it uses in the last sample
         self._gpu_state: dict[int, MemoryTrend] = {}
         self._stage_state: dict[str, MemoryTrend] = {}
+        self._full_told: set[int] = set()  # GPUs whose full episode was reported
 
     # ---------------------------------------------------------------- update
 
@@ -143,6 +155,7 @@ class SignalTracker:
             return events  # no evidence either way: do not invent a "freed"
         now = snapshot.time
         complete = True  # every GPU answered its process list
+        filling: list[int] = []  # GPUs that climbed into the top of the card now
         for g in snapshot.gpus:
             if g.error != self._gpu_error.get(g.index) and g.error:
                 events.append(GpuEvent(now, "gpu_error", f"GPU {g.index}", g.error))
@@ -157,6 +170,8 @@ class SignalTracker:
             ring.append((now, g.mem_used, g.util_pct))
             self._trim(ring, now)
             events.extend(self._gpu_transition(g.index, now))
+            if self._filling(g.index):
+                filling.append(g.index)
         if attribution is not None and complete:
             for name, usage in attribution.stages.items():
                 ring_s = self._stage.setdefault(name, deque())
@@ -165,7 +180,69 @@ class SignalTracker:
                 self._stage_gpus.setdefault(name, set()).update(usage.gpus)
                 self._stage_now[name] = list(usage.gpus)
                 events.extend(self._stage_transition(name, now))
+        events.extend(self._full_events(filling, now, attribution if complete else None))
         return events
+
+    def _filling(self, index: int) -> bool:
+        """Whether GPU ``index`` climbed into the top of the card just now (news once
+        per episode); a GPU below ``rearm_fraction`` may be reported again later."""
+        series, total = self._gpu.get(index), self._gpu_total.get(index)
+        if not series or not total:
+            return False
+        last_t, last = series[-1][0], series[-1][1]
+        if last < self.thresholds.rearm_fraction * total:
+            self._full_told.discard(index)
+            return False
+        if index in self._full_told or last < self.thresholds.full_fraction * total:
+            return False
+        start = _window_start([(t, v) for t, v, _ in series], last_t - self.thresholds.window_s)
+        rise = max(self.thresholds.change_bytes, self.thresholds.full_rise_fraction * total)
+        if len(series) < 2 or last - start < rise:
+            return False  # sits there (a caching allocator's reserve), or first seen there
+        self._full_told.add(index)
+        return True
+
+    def _full_events(self, indices: list[int], now: float,
+                     attribution: Attribution | None) -> list[GpuEvent]:
+        """One ``memory_full`` event per stage holding GPUs in ``indices`` (the GPU's own
+        when no stage holds it): one happening is one event, never one per subject."""
+        if not indices:
+            return []
+        by_stage: dict[str, list[int]] = {}
+        unheld = list(indices)
+        if attribution is not None:
+            for name, usage in attribution.stages.items():
+                mine = [i for i in indices if i in usage.gpus]
+                if mine:
+                    by_stage[name] = mine
+                    unheld = [i for i in unheld if i not in mine]
+        events = []
+        for name, gpus in by_stage.items():
+            events.append(self._full_event(now, f"stage {name}", gpus, name))
+        for index in unheld:
+            events.append(self._full_event(now, f"GPU {index}", [index], None))
+        return events
+
+    def _full_event(self, now: float, subject: str, gpus: list[int],
+                    stage: str | None) -> GpuEvent:
+        parts = []
+        figures: dict[str, Any] = {"gpus": gpus}
+        for index in gpus:
+            last, total = self._gpu[index][-1][1], self._gpu_total[index]
+            start = _window_start([(t, v) for t, v, _ in self._gpu[index]],
+                                  now - self.thresholds.window_s)
+            pct = 100.0 * last / total
+            parts.append(f"GPU {index} {pct:.0f}% ({format_bytes(last)} of "
+                         f"{format_bytes(total)}, up {format_bytes(last - start)} in "
+                         f"{self.thresholds.window_s:.0f}s)")
+            figures.setdefault("used_bytes", last)
+            figures.setdefault("total_bytes", total)
+            figures.setdefault("pct", pct)
+        if stage is not None:
+            figures["stage"] = stage
+        return GpuEvent(now, "memory_full", subject,
+                        f"{subject}: memory climbing to the limit: {'; '.join(parts)}: "
+                        "out-of-memory risk", figures)
 
     def _trim(self, ring: deque[Any], now: float) -> None:
         horizon = now - self.history_s
@@ -180,20 +257,7 @@ class SignalTracker:
             return []
         series = self._gpu[index]
         last = series[-1][1]
-        total = self._gpu_total.get(index)
         subject = f"GPU {index}"
-        if trend == MemoryTrend.FULL:
-            pct = 100.0 * last / total if total else 0.0
-            return [
-                GpuEvent(
-                    now,
-                    "memory_full",
-                    subject,
-                    f"{subject}: memory {pct:.0f}% full ({format_bytes(last)} of "
-                    f"{format_bytes(total)}): out-of-memory risk",
-                    {"used_bytes": last, "total_bytes": total, "pct": pct},
-                )
-            ]
         if trend == MemoryTrend.FREED:
             peak = max(v for _, v, _ in series)
             return [
@@ -233,17 +297,6 @@ class SignalTracker:
                         "now_bytes": last,
                         "gpus": gpus,
                     },
-                )
-            ]
-        if trend == MemoryTrend.FULL:
-            return [
-                GpuEvent(
-                    now,
-                    "memory_full",
-                    subject,
-                    f"{subject}: a GPU it uses is at least "
-                    f"{self.thresholds.full_fraction:.0%} full{on}: out-of-memory risk",
-                    {"stage": stage, "bytes": last, "gpus": gpus},
                 )
             ]
         if trend == MemoryTrend.RISING and before in (

@@ -49,6 +49,7 @@ from eagle3tui.view import PipelineView, load_view
 from eagle3tui.frontends.invocation import invocation
 from eagle3tui.frontends.redraw import TAIL_SEGMENTS, shown_rows
 from eagle3tui.frontends.tui.alertspanel import AlertsPanel
+from eagle3tui.frontends.tui.errorline import ErrorLine, config_problems
 from eagle3tui.frontends.tui.footer import PinnedFooter
 from eagle3tui.frontends.tui.format import clock_text
 from eagle3tui.frontends.tui.gpupanel import GpuPanel
@@ -91,6 +92,15 @@ class RuleLearned(Message):
         super().__init__()
         self.text = text
         self.ok = ok
+
+
+class ConfigChecked(Message):
+    """What ``check`` rejects in the configuration, and per-stage notes."""
+
+    def __init__(self, errors: list[str], stage_notes: dict[str, str]) -> None:
+        super().__init__()
+        self.errors = errors
+        self.stage_notes = stage_notes
 
 
 class CommandDone(Message):
@@ -284,6 +294,8 @@ class EagleApp(App[int]):
         self._log_title_plain = ""
         self._alerts_title_plain = ""
         self.banner_text = ""
+        # Per stage, why it cannot start (the config check's missing programs).
+        self.stage_notes: dict[str, str] = {}
         # The log pane follows the running stage until the user picks one (run all resumes it).
         self.follow_running = True
 
@@ -292,6 +304,8 @@ class EagleApp(App[int]):
         # The widgets are kept as attributes: query_one searches the *active*
         # screen, which is a modal (confirm, help) at times while data arrives.
         self.title_bar = Static(Text(f"eagle3tui · {printable(self.config.name)}"), id="title")
+        # Errors stay on screen until put right (a toast vanishes).
+        self.error_line = ErrorLine(id="errors")
         # The driver's pipeline-complete alert, until a stage runs again.
         self.banner = Static(Text(""), id="banner")
         self.table = StageTable(id="stages")
@@ -302,6 +316,7 @@ class EagleApp(App[int]):
         self.gpu_panel = GpuPanel(id="gpu")
         self.alerts_panel = AlertsPanel(id="alerts")
         yield self.title_bar
+        yield self.error_line
         yield self.banner
         yield self.table
         with Horizontal(id="main"):
@@ -319,6 +334,30 @@ class EagleApp(App[int]):
     def on_mount(self) -> None:
         self.table.focus()
         self._state_loop()
+        self._check_config()
+
+    @work(thread=True, group="check", exclusive=True, exit_on_error=False)
+    def _check_config(self) -> None:
+        """Run ``check``'s checks (they stat files and search PATH) off the UI thread."""
+        try:
+            errors, notes = config_problems(self.config)
+        except Exception as exc:  # noqa: BLE001 (a check that breaks is itself the error)
+            errors, notes = [f"checking the configuration failed: {type(exc).__name__}: {exc}"], {}
+        self.post_message(ConfigChecked(errors, notes))
+
+    @on(ConfigChecked)
+    def _on_config_checked(self, msg: ConfigChecked) -> None:
+        if msg.errors:
+            self.error_line.put("config", f"{len(msg.errors)} problem(s) `check` rejects: "
+                                + " · ".join(msg.errors))
+        else:
+            self.error_line.clear("config")
+        if msg.stage_notes != self.stage_notes:
+            self.stage_notes = msg.stage_notes
+            if self.view is not None:
+                self.table.show(self.view.statuses, self.clock(), self.config.drift_threshold,
+                                self.view.held_gpus(), self.stage_notes)
+        self._update_title()
 
     def on_descendant_focus(self) -> None:
         self._show_focus()
@@ -353,6 +392,8 @@ class EagleApp(App[int]):
             except Exception as exc:  # noqa: BLE001 (a bad file must not kill the poller)
                 self.call_from_thread(self.notify, f"reading state failed: {exc}",
                                       severity="error")
+                self.call_from_thread(self.error_line.put, "state",
+                                      f"reading state failed: {type(exc).__name__}: {exc}")
                 msg = None
             if msg is not None:
                 view = msg.view
@@ -383,7 +424,9 @@ class EagleApp(App[int]):
         self.statuses = view.statuses
         self.driver_pid = view.driver_pid
         table = self.table
-        table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus())
+        self.error_line.clear("state")
+        table.show(view.statuses, self.clock(), self.config.drift_threshold, view.held_gpus(),
+                   self.stage_notes)
         if self.selected is None and view.statuses:
             self.selected = table.selected_stage or view.statuses[0].name
         running = running_stage(view.statuses)
@@ -402,6 +445,10 @@ class EagleApp(App[int]):
             if p not in self._problems_seen:
                 self._problems_seen.add(p)
                 self.notify(printable(p), severity="warning", timeout=10, markup=False)
+        if view.problems:
+            self.error_line.put("state files", " · ".join(view.problems))
+        else:
+            self.error_line.clear("state files")
         self._update_title()
         self._retarget_log()
 
@@ -425,6 +472,9 @@ class EagleApp(App[int]):
         t.append(f" · {active} running")
         if failed:
             t.append(f" · {failed} failed", style="bold red")
+        if self.error_line.errors:
+            n = len(self.error_line.errors)
+            t.append(f" · {n} error{'s' if n > 1 else ''}", style="bold red")
         t.append(" · driver " + (f"pid {self.driver_pid}" if self.driver_pid else "not running"))
         # Minutes only: a seconds clock would redraw the title every second.
         t.append(" · " + clock_text(self.clock())[:5], style="dim")
@@ -625,6 +675,12 @@ class EagleApp(App[int]):
         text = printable(str(msg.reply.get("message") or msg.op), keep_newlines=True)
         self.notify(text, severity="information" if msg.reply.get("ok") else "error",
                     timeout=6, markup=False)
+        if msg.reply.get("ok"):
+            self.error_line.clear("command")
+        else:
+            self.error_line.put("command", text)
+        self._update_title()
+        self._check_config()  # a program installed or a file fixed since shows here
 
     def _selected_status(self) -> StageStatus | None:
         st = self._status(self.selected)

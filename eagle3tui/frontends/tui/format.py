@@ -46,8 +46,10 @@ COLUMNS: list[tuple[str, str, int]] = [
     ("note", "Note", 40),
 ]
 # On a narrow terminal whole columns go, least useful first, instead of the
-# last one being cut mid-word; the note keeps at least NOTE_MIN cells.
-DROP_ORDER = ["gpus", "attempt", "drift", "count", "elapsed", "eta", "bar"]
+# last one being cut mid-word; the note keeps at least NOTE_MIN cells. Drift
+# (late or early against the estimate) outlives Done, whose fraction the
+# progress bar's percentage already shows: at 80 columns Drift stays.
+DROP_ORDER = ["gpus", "attempt", "count", "drift", "elapsed", "eta", "bar"]
 NOTE_MIN = 12
 COLUMN_GAP = 2
 
@@ -128,8 +130,11 @@ def drift_style(drift: float, threshold: float) -> str:
 
 
 def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
-                held: str | None = None) -> dict[str, Text]:
+                held: str | None = None, error: str | None = None) -> dict[str, Text]:
     """The stage table's cells for one stage, keyed like ``COLUMNS``.
+
+    ``error``: why the stage cannot start (its program is missing); it leads
+    the note, in red, until it is put right.
 
     A failing stage's note ends with what its GPUs do (``GPU 0,1: 70.2 GiB
     held, 100% busy``): whether it still holds them is the point.
@@ -191,7 +196,8 @@ def stage_cells(st: StageStatus, now: float, drift_threshold: float = 0.25,
                        style=drift_style(drift, drift_threshold) if drift is not None else "")),
         "attempt": Text(str(st.attempt) if st.attempt else ""),
         "gpus": Text(printable(gpus)),
-        "note": Text(printable(note)),
+        "note": (Text(printable(f"{error}; {note}" if note else error), style="bold red")
+                 if error else Text(printable(note))),
     }
 
 

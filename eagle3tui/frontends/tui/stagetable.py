@@ -100,8 +100,10 @@ class StageTable(ScrollView, can_focus=True):
 
     # -- data in ---------------------------------------------------------------
     def show(self, statuses: list[StageStatus], now: float, drift_threshold: float,
-             held: dict[str, str]) -> None:
-        """Bring the rows up to date with ``statuses``; repaint only changed rows."""
+             held: dict[str, str], errors: dict[str, str] | None = None) -> None:
+        """Bring the rows up to date with ``statuses``; repaint only changed rows.
+
+        ``errors``: per stage, why it cannot start (shown in its note)."""
         names = [s.name for s in statuses]
         first = not self.names
         if names != self.names:
@@ -115,7 +117,8 @@ class StageTable(ScrollView, can_focus=True):
             self.refresh()
         shown = self.shown()
         for i, st in enumerate(statuses):
-            cells = stage_cells(st, now, drift_threshold, held.get(st.name))
+            cells = stage_cells(st, now, drift_threshold, held.get(st.name),
+                                (errors or {}).get(st.name))
             sig = "\0".join(c.plain + "\1" + str(c.style) for c in cells.values())
             if self._sigs.get(st.name) != sig:
                 self._sigs[st.name] = sig
