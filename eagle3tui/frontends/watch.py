@@ -235,8 +235,10 @@ class Watch:
                     return self._outcome()
             self.stop.wait(_OBSERVE_POLL_S)
         self._relay(tail)
+        left = self._work_left()
+        work = (f": {len(left)} stage(s) keep running or queued ({', '.join(left)})" if left else "")
         self.say(f"stopped watching ({self.signal_name or 'signal'}); the driver (pid "
-                 f"{info.get('pid') or '?'}) keeps running the pipeline. Come back with: "
+                 f"{info.get('pid') or '?'}) keeps running the pipeline{work}. Come back with: "
                  f"{self._come_back()}")
         return EXIT_INTERRUPTED
 
