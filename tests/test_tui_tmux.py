@@ -108,12 +108,16 @@ def test_real_app_in_tmux(tmp_path: Path) -> None:
         # o opens the selected stage's log in $PAGER (here cp, which copies it
         # where we can look), the app suspended meanwhile and back afterwards.
         tmux.keys("o")
-        copied = tmp_path / "paged" / "prepare.log"
+        # The log pane follows the stage that ran last until the user picks one, so the
+        # selected stage is prepare or train (both print the same lines).
+        paged = tmp_path / "paged"
         deadline = time.monotonic() + DEADLINE_S
         # cp creates the file before it writes it: wait for the content.
-        while time.monotonic() < deadline and not (
-                copied.exists() and "all done" in copied.read_text()):
+        copied = None
+        while time.monotonic() < deadline and copied is None:
+            copied = next((p for p in paged.glob("*.log") if "all done" in p.read_text()), None)
             time.sleep(0.1)
+        assert copied is not None and copied.name in ("prepare.log", "train.log"), list(paged.iterdir())
         assert "working [bold]2[/]" in copied.read_text()
         tmux.wait_for("driver not running")
         tmux.keys("q")
