@@ -279,6 +279,9 @@ def test_log_line_imitating_the_result_marker_gives_no_success(pipeline):
     assert st["state"] == "failed" and "lost" in st["reason"], st
     assert st["exit_code"] is None
     assert st["ended_at"] is None or st["ended_at"] >= st["started_at"]
+    # status derives "lost" itself; the driver says so at its next full pass (up to 1 s later).
+    wait_for(lambda: any(a["kind"] == "stage-failed" for a in pipeline.alerts()),
+             what="the driver's stage-failed alert")
     alerts = pipeline.alerts()
     assert not [a for a in alerts if a["kind"] == "stage-succeeded"]
     assert any(a["kind"] == "state-problem" and "MAC" in a["message"] for a in alerts)
