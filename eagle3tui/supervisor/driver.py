@@ -356,6 +356,8 @@ class Driver:
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
         self._report_problems()
+        # This pass's roots: the last pass's predate a stage launched at its end.
+        self._stage_roots = self._local_roots(statuses)
         for ev in self.xids.poll(self.gpu_summary, self._stage_roots):  # before a failure is settled
             self._alert("critical" if ev.hardware else "warning", "gpu-xid", ev.describe(),
                         latest.get(ev.stage) if ev.stage else None, **ev.to_json())
@@ -387,6 +389,8 @@ class Driver:
             self._launch(name, resume)
         if p.start or p.stop_services:
             statuses = self.statuses()
+            # The sampler follows a stage from its launch, not from the next full pass.
+            self._stage_roots = self._local_roots(statuses)
         self.write_state(statuses)
         self._announce_completion(statuses)
         active = any(s.state.active for s in statuses.values())
@@ -413,11 +417,14 @@ class Driver:
             self._telemetry.append(update)
             del self._telemetry[:-10]
 
+    def _local_roots(self, statuses: dict[str, StageStatus]) -> dict[str, int]:
+        """Each active local stage's root pid (a Slurm stage's pid lives on its node: none here)."""
+        return {n: s.pid for n, s in statuses.items() if s.state.active and s.pid
+                and self.config.stage(n).executor == "local"}
+
     def _telemetry_tick(self, statuses: dict[str, StageStatus], now: float) -> None:
         """Feed stage pids to the sampler; turn its events into alerts."""
-        # A Slurm stage's pid lives on its node: it names no process here.
-        self._stage_roots = {n: s.pid for n, s in statuses.items() if s.state.active and s.pid
-                             and self.config.stage(n).executor == "local"}
+        self._stage_roots = self._local_roots(statuses)
         ends: dict[str, float] = {}
         for n, s in statuses.items():
             remaining = ((s.live or {}).get("eta") or {}).get("remaining_s")
