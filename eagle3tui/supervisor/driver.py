@@ -552,6 +552,11 @@ class Driver:
         else:
             self._alert("info", "stage-started", f"started (attempt {rec.attempt})", rec,
                         argv=rec.argv, pid=rec.pid)
+        if rec.ended_at is None and not is_slurm(rec):
+            # Its log is opened now, not at the next full pass (up to a second
+            # away): a log renamed before then (logrotate) is still the one the
+            # stage writes, and only a descriptor held from before follows it.
+            self._follow(stage, rec, time.time())
 
     def stop_stage(self, name: str, reason: str = "user") -> str:
         """SIGTERM the stage's process group; what it prints from now on is not alerted."""
