@@ -21,7 +21,6 @@ import gc
 import time
 from bisect import bisect_left, insort
 from collections import Counter, deque
-from dataclasses import dataclass
 from itertools import accumulate, compress
 
 from eagle3tui.durations import format_duration
@@ -38,7 +37,6 @@ from eagle3tui.logs.judge import (
 )
 from eagle3tui.logs.progress import (
     PROGRESS_SHAPE,
-    RESULT_MARKERS,
     ProgressUpdate,
     parse_progress,
     serving_figures,
@@ -46,101 +44,40 @@ from eagle3tui.logs.progress import (
 )
 from eagle3tui.logs.repeats import RepeatFilter
 from eagle3tui.logs.speaker import named_pids, part_ending, speaker
-from eagle3tui.logs.rules import Rule, RuleSet, build_ruleset
+from eagle3tui.logs.rules import RuleSet, build_ruleset
 from eagle3tui.logs.stall import GpuWitness, StallDetector, serving_idle
 from eagle3tui.logs.templates import BY_TEMPLATE, QUIET, SENSITIVE, TO_ZERO, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
+from eagle3tui.logs.scan import (  # the names this module had before they moved
+    PROGRESS_MARKERS as _PROGRESS_MARKERS,
+    markers as _markers,
+)
+from eagle3tui.logs.tracebacks import (  # the names this module had before they moved
+    OpenTraceback as _OpenTraceback,
+    TB_MAX_LINES as _TB_MAX_LINES,
+    TB_MAX_FOREIGN as _TB_MAX_FOREIGN,
+    TB_MAX_BODY as _TB_MAX_BODY,
+    CHAIN as _CHAIN,
+    QUOTED_TRACEBACK as _QUOTED_TRACEBACK,
+    FRAME_LINE as _FRAME_LINE,
+    TB_END_S as _TB_END_S,
+    looks_like_exception as _looks_like_exception,
+    announces_more as _announces_more,
+    wraps_another as _wraps_another,
+)
+from eagle3tui.logs.settlement import (  # the names this module had before they moved
+    RECOVERY_LINES as _RECOVERY_LINES,
+    HOLD_LINES as _HOLD_LINES,
+    ending_key as _ending_key,
+    is_report as _is_report,
+    report_goes_on as _report_goes_on,
+    Pending as _Pending,
+    Held as _Held,
+)
 
 # ANSI SGR codes written out in caret notation: "^[[0;36m", "^[[0m".
 _CARET_SGR = re.compile(r"\^\[\[[\d;]{0,20}m")
 
-try:
-    import ahocorasick_rs as _ahocorasick
-except ImportError:  # pragma: no cover
-    _ahocorasick = None  # type: ignore[assignment]
-
-# Literals that every line parse_progress can use contains one of, but for
-# the counters and meter rows that progress.PROGRESS_SHAPE finds by shape.
-_PROGRESS_MARKERS = [
-    b"it/s",
-    b"s/it",
-    b"/s]",
-    b"/s,",
-    b"/s ",
-    b"%|",
-    b"Completed |",
-    "━".encode(),
-    b"'loss'",
-    b'"loss"',
-    b"'epoch'",
-    b"throughput",
-    b"Throughput",
-    b"step",
-    b"Step",
-    b"STEP",
-    b"loss",
-    b"Loss",
-    b"Epoch",
-    b"epoch",
-    b"iter",
-    b"Iter",
-    b"PerSec",
-    b"per second",
-    b"/sec",
-    b"acc",
-    b"Acc",
-    b"metric",
-    b"progress",
-    b"Decode batch",
-    b"Prefill batch",
-    b"/step",
-    b"t/s",
-    b"/s)",
-    b"Progress",
-    b"Batch",  # "Pass 0, Batch 100, Cost 2.261713"
-    b"elapsed",  # a counter and the time spent: "boosting round 0, 1 sec elapsed"
-    b"% complete",
-    b"BLEU",
-    b"bleu",
-    b"rouge",
-    b"ROUGE",
-    b"ppl",
-    b"perplexity",
-    b"Perplexity",
-    b"reward",
-    b"samples/s",
-    # counter shapes: a count's percentage "(45%)", an ETA field
-    b"%)",
-    b"ETA",
-    b"eta",
-    # a rate that ends the line ("eval rate:  24.61 tokens/s")
-    b"/s\n",
-    b"/s\r",
-    # a boosting round's evaluation record ("[12]\tvalid-auc:0.81", "[64]  train-rmse:1.66")
-    b"]\t",
-    b"]:\t",  # LightGBM's cross-validation rounds ("[3]:\tvalid's l2:0.0003+0.0006")
-    b"-rmse:",
-    b"-auc:",
-    b"logloss:",
-    # counter shapes, not words (round progress3): a percentage then its count ("45% (184/408)"), a
-    # remaining time ("remaining: 1h 39m 38s"), a round led by its number ("0:\tlearn: ..."), a figure
-    # with its spread ("0.7054|±  |0.0094"), a rate by its name ("tokens_per_sec"), wget's dots, a drawn
-    # bar's head ("[==>   ]", "[>   ]"), seconds per spaced unit ("2.13s/ examples]")
-    b"% (",
-    b"remaining",
-    b":\t",
-    "±".encode(),
-    b"per_sec",
-    b"........ ",
-    b"=>",
-    b"[>",
-    b"s/ ",
-    # a percentage that ends the line or says it is done ("Downloading: 45%", "Uploading 45% done")
-    b"%\n",
-    b"%\r",
-    b"% done",
-    *RESULT_MARKERS,  # a report's measured figures (progress.RESULT_MARKERS)
-]
 _MAX_TEXT = 2000  # event text kept per event; the full line is in the log
 # Blocks this big (catching up) are read by line template, and so is every block once
 # this much of the log was read (a live follower's wake-ups: the templates are kept
@@ -170,220 +107,19 @@ _TRACEBACK_LOGGED = families.family_id("traceback-logged")
 _SPECIAL_RULES = catalog.with_flag("own-event")
 # A request's own outcome (it failed, or the client went away): one request, not the server.
 _REQUEST_OUTCOMES = catalog.with_flag("request-failure")
-_TB_MAX_LINES = 5000  # a "traceback" longer than this is not one
 # After a line saying a stop was asked of the process (endings.stop_requested), the endings it
 # reports in this many lines are that stop. Crashes, OOM, CUDA errors and tracebacks keep
 # their verdict: only the rules that say "it ended" or "it exited" are the stop's.
 _STOP_LINES = 30
 _STOP_ENDINGS = catalog.with_flag("stop-ending")
-# Raw lines of another stream that may come between two lines of a logged traceback (a
-# process's "Process EngineCore:" written to stderr while its logger writes the traceback
-# record line by line): more than this in a row and the traceback has ended.
-_TB_MAX_FOREIGN = 3
-# The message of an exception that announces it goes on ("Ninja output:") runs at most
-# this many lines (another program's output it quotes); longer, it is the process going on.
-_TB_MAX_BODY = 400
 # A time of day near a line's start ("(raylet) [2025-02-25 19:42:36,213 E ..."): a log record.
 _STAMPED = re.compile(r"[^\n:]{0,40}\b\d\d:\d\d:\d\d")  # run by match on the first 64 characters
 _GENERIC_RULES = catalog.with_flag("catch-all")  # catch-alls say nothing specific
-_RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
-_HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
 # Verdicts held to see what comes next: an error-looking line that names no
 # family. The process carrying on makes it harmless; the process ending makes
 # it the error that ended it.
 _HELD_RULES = catalog.with_flag("held")
 _RECORD_LINES = 20  # indented lines this close below a header line may belong to its record
-_CHAIN = (
-    "During handling of the above exception",
-    "The above exception was the direct cause",
-    "Traceback (most recent call last)",
-)
-
-
-def _ending_key(ev: LogEvent) -> tuple[str | None, str]:
-    """Who announced a stop, and the stop it announced ("terminating training")."""
-    return ev.worker, ev.text[ev.text.rfind(", ") + 2 :].strip().lower()[:80]
-
-
-class _Markers:
-    """Finds progress-marker lines in a block of bytes."""
-
-    def __init__(self) -> None:
-        self._ac = (
-            _ahocorasick.BytesAhoCorasick(_PROGRESS_MARKERS, implementation=_ahocorasick.Implementation.DFA)
-            if _ahocorasick
-            else None
-        )
-        self._rx = re.compile(b"|".join(re.escape(m) for m in _PROGRESS_MARKERS))
-
-    def positions(self, data: bytes, start: int = 0) -> list[int]:
-        """Match positions (sorted) in ``data[start:]``; a shape counts where it starts."""
-        view = data[start:] if start else data
-        if self._ac is not None:
-            got = [s + start for _k, s, _e in self._ac.find_matches_as_indexes(view)]
-        else:
-            got = [m.start() + start for m in self._rx.finditer(view)]
-        rows = [m.start() + start for m in PROGRESS_SHAPE.finditer(view)]
-        if rows:
-            got = sorted(got + rows)
-        return got
-
-    def last_lines(self, data: bytes, k: int) -> list[int]:
-        """Starts of the last ``k`` lines holding a marker, searching from the end."""
-        n = len(data)
-        window = 64 * 1024
-        while True:
-            start = max(0, n - window)
-            # The first line of a window may be cut: begin at a line start.
-            if start:
-                start = data.find(b"\n", start) + 1 or n
-            pos = self.positions(data, start)
-            if pos:
-                out: list[int] = []
-                for p in reversed(pos):
-                    ls = data.rfind(b"\n", 0, p) + 1
-                    if not out or ls != out[-1]:
-                        out.append(ls)
-                        if len(out) == k:
-                            break
-                return out[::-1]
-            if start == 0 or window >= n:
-                return []
-            window *= 8
-
-    def line_starts(self, data: bytes) -> list[int]:
-        """Starts of all lines holding a marker."""
-        out: list[int] = []
-        end = -1
-        for p in self.positions(data):
-            if p > end:
-                ls = data.rfind(b"\n", 0, p) + 1
-                end = data.find(b"\n", p)
-                if end < 0:
-                    end = len(data)
-                out.append(ls)
-        return out
-
-
-_MARKERS: _Markers | None = None
-
-
-def _markers() -> _Markers:
-    global _MARKERS
-    if _MARKERS is None:
-        _MARKERS = _Markers()
-    return _MARKERS
-
-
-@dataclass
-class _OpenTraceback:
-    start: int
-    worker: str | None
-    lines: int = 1
-    first_text: str = ""
-    ignored: bool = False  # announced by Python's "Exception ignored in"
-    warned: bool = False  # the message of a Python warning ("x.py:1: UserWarning: ...: Traceback (...)")
-    request: bool = False  # its frames or its opener show request handling
-    # Its exception line, read, when it wraps another exception; the traceback
-    # ends there unless the next line is another frame (see _tb_feed).
-    exc_text: str = ""
-    exc_no: int = 0
-    exc_at: float = 0.0
-    # A run of frames with no "Traceback (most recent call last):" above it (frames.py):
-    # a cut paste, the header on another stream, a faulthandler or native dump.
-    headless: bool = False
-    last_frame: int = 0  # its last frame-shaped line (blank lines after it are not its end)
-    level: str | None = None  # the level its first line was logged at, if it has a logger header
-    detail: bool = False  # the stack of the record just above it, which was judged already
-    # The logger header (level, source) every line of a traceback logged through a logger
-    # carries ("ERROR 06-08 05:02:33 [core.py:1199]   File ..."), or None for a raw one; a
-    # raw line between two of its lines is another stream's, which does not end it.
-    record: tuple[str | None, str] | None = None
-    foreign: int = 0  # raw lines of another stream read since its last own line
-    # Its exception line's message ends with a colon ("RuntimeError: Ninja build failed. Ninja
-    # output:"): the lines after it are that message (exc_no: its last line), see _tb_feed.
-    body: int = 0  # lines of that message read so far
-
-
-def _is_report(ev: LogEvent) -> bool:
-    """Whether a pending event is a command's own final error report (judge step 7a; cobra's
-    "Error: ..." keeps its older name, top-level-error, which also names other records)."""
-    return ev.rule == "final-report" or ev.rule == "top-level-error" and endings.command_report(ev.text)
-
-
-def _report_goes_on(body: str) -> bool:
-    """Whether a line after a command's final report is still part of that report or ending.
-
-    A line that introduces what follows ("Unrecognized git object type:"), a record with
-    a one-letter level of its own (apt's "N: See apt-secure(8) manpage ...", "W: ..."),
-    make's record of the failed command ("make: *** [Makefile:2] 错误 128", in any
-    locale) or the pointer to the command's help that ends many reports ("See 'docker run
-    --help'.", "Try \"sbatch --help\" for more information") says nothing of the process
-    going on (nor does a line of the ending itself, which the caller reads with next_step).
-    """
-    return (body.endswith(":") or (body[1:3] == ": " and body[:1].isupper()) or "*** [" in body[:200]
-            or "--help" in body[:200])
-
-
-@dataclass
-class _Pending:
-    """A traceback whose meaning depends on whether the process went on."""
-
-    event: LogEvent
-    rule: Rule | None
-    closed_at: float
-    progress_after: bool = False
-    recoverable: bool = False  # fatal unless a restart/retry follows within a few lines
-    verdict: Verdict | None = None  # the judge's verdict it will turn into if fatal
-
-
-@dataclass
-class _Held:
-    """An error line held until the process shows what it does next."""
-
-    event: LogEvent
-    closed_at: float
-    by: str | None = None  # the process id of its writer, when its header or prefix says (speaker)
-    about: frozenset[str] = frozenset()  # the process ids its message names
-
-
-# The end of an exception line whose message is another process's traceback.
-_QUOTED_TRACEBACK = "Traceback (most recent call last):"
-# A frame line ('  File "x.py", line 3, in f') or the caret line under a
-# frame's code: what only a traceback's body holds.
-_FRAME_LINE = re.compile(r"[ \t]{1,40}(?:File \"|[\^~]{1,4000}[ \t]{0,40}$)")  # bounded: see tests/test_logs_patterns_bounded.py
-# A traceback whose exception line was read and nothing after it for this
-# long has ended there (a process that hangs after it writes nothing more).
-_TB_END_S = 1.0
-
-
-def _looks_like_exception(line: str) -> bool:
-    """``KeyError: 'x'``, ``torch.OutOfMemoryError: ...``, ``KeyboardInterrupt``.
-
-    Also Ray's wrapper, which names the exception it wraps:
-    ``ray.exceptions.RayTaskError(ActorUnavailableError): ray::f() ...``.
-    """
-    head = line.split(":", 1)[0].strip()
-    if head.endswith(")") and "(" in head:
-        head, _, inner = head[:-1].partition("(")
-        if not inner.isidentifier():
-            return False
-    return 0 < len(head) <= 120 and all(part.isidentifier() for part in head.split("."))
-
-
-def _announces_more(line: str) -> bool:
-    """``RuntimeError: Ninja build failed. Ninja output:``: an exception whose message says the rest follows.
-
-    Not ``FooError: Traceback (most recent call last):`` (a quoted traceback, read as one)
-    nor a message that is only the colon.
-    """
-    msg = line.split(":", 1)[1].strip() if ":" in line else ""
-    return len(msg) > 1 and msg.endswith(":") and not msg.endswith(_QUOTED_TRACEBACK)
-
-
-def _wraps_another(line: str) -> bool:
-    """``RayTaskError(ActorUnavailableError): ...``: an exception line naming the exception it wraps."""
-    return line.split(":", 1)[0].strip().endswith(")")
 
 
 def _fmt_s(seconds: float | None) -> str:
