@@ -103,6 +103,7 @@ _STOP_REQUESTED = families.family_id("stop-requested")
 _TRACEBACK = families.family_id("traceback")
 _TRACEBACK_HANDLED = families.family_id("traceback-handled")
 _TRACEBACK_LOGGED = families.family_id("traceback-logged")
+_ANNOUNCED_ENDING = catalog.known_id("announced-ending")
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = catalog.with_flag("own-event")
 # A request's own outcome (it failed, or the client went away): one request, not the server.
@@ -647,8 +648,6 @@ class StageLogMonitor:
         tally = dict.fromkeys(("fatal", "warning", "info"), 0)  # the fast path's counts, added at the end
         last_verdict = self._last_verdict
         pywarn_at = self._pywarn_at
-        tail_append = self._tail.append
-        out_append = self._out.append
         line_rules = tix.line_rules
         value_key = tix.value_key
         cap = self.list_per_rule
@@ -661,8 +660,8 @@ class StageLogMonitor:
             e = ents[i]
             hot = e.hot if e else None
             if hot is not None and not tb and i >= below and i not in prog and first_no + i > self._watch_to:
-                # The hot path: one event of a fixed verdict (what the general
-                # path below does for such a line, without its branches).
+                # The hot path: one event of a fixed verdict (made by _list_verdict,
+                # as on the general path below, which this skips the branches of).
                 rest_off, wspan, generic, category, kind, rule, expl, action, listed = hot
                 no = first_no + i
                 if listed and cap is not None and (e in capped or kind != "fatal" and hot_listed[kind, rule] >= cap):
@@ -696,16 +695,12 @@ class StageLogMonitor:
                     if prev is not None and prev[0] == no - 1 and prev[2].kind == "benign":
                         self._apply(e.layout, e.fixed[0], raw, no, text)  # may continue a harmless message
                         continue
-                tally[kind] += 1
                 if listed:
                     if cap is not None:
                         hot_listed[kind, rule] += 1
-                    ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker, expl, action)
-                    if kind != "info":
-                        if self._unlisted_tail is not None:
-                            self._make_unlisted_tail()
-                        tail_append(ev)
-                    out_append(ev)
+                    self._list_verdict(no, kind, rule, text[rest_off:], worker, expl, action)
+                else:
+                    tally[kind] += 1  # an unlisted event (info): counted only
                 continue
             if i < below:
                 continue  # visited while a traceback was open
@@ -750,9 +745,9 @@ class StageLogMonitor:
                     if fast is None:
                         self._apply(e.layout, v, raw, no)
                     elif fast:
-                        # The common cases, as _apply + _verdict_event + _emit
-                        # would do them: no verdict, or a warning, fatal or info
-                        # event; a Python warning and the source line it echoes.
+                        # The common cases, by _apply's steps without its branches: no
+                        # verdict, or a warning, fatal or info event (made by _list_verdict,
+                        # as on the slow path); a Python warning and the source line it echoes.
                         rest_off, wspan, generic, category, echo, kind, rule, expl, action, listed = fast
                         if not listed and wspan is None and not (generic or category or echo):
                             if kind is not None:
@@ -771,15 +766,10 @@ class StageLogMonitor:
                             else:
                                 # Not recorded for _continuation: only a benign
                                 # verdict on the line just before changes anything.
-                                tally[kind] += 1
                                 if listed:
-                                    ev = LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker,
-                                                  expl, action)
-                                    if kind != "info":
-                                        if self._unlisted_tail is not None:
-                                            self._make_unlisted_tail()
-                                        tail_append(ev)
-                                    out_append(ev)
+                                    self._list_verdict(no, kind, rule, text[rest_off:], worker, expl, action)
+                                else:
+                                    tally[kind] += 1  # an unlisted event (info): counted only
                         elif category:
                             pywarn_at[worker] = no
             if tb or first_no + i < self._watch_to:
@@ -854,7 +844,7 @@ class StageLogMonitor:
         no = first_no + i
         text = data[cum[i] + i : cum[i + 1] + i].decode("utf-8", "replace")
         worker = text[wspan[0] : wspan[1]] if wspan is not None else None
-        self._tail.append(LogEvent(no, no, kind, rule, text[rest_off:].strip()[:_MAX_TEXT], worker, expl, action))
+        self._tail.append(_event(no, kind, rule, text[rest_off:], worker, expl, action))
 
     def _visit(self, raw: bytes, no: int, e: Template | None, is_prog: bool) -> None:
         """One line of a template scan, with what :meth:`RuleSet.scan` would give it."""
@@ -901,20 +891,7 @@ class StageLogMonitor:
         if request or v.rule in _SPECIAL_RULES or v.pending or v.recoverable or v.rule in _HELD_RULES or v.held:
             self._verdict_event(v, rest, worker, no, request, text[:rest_off])
             return
-        # _verdict_event and _emit for the common case, inlined (catch-up
-        # handles hundreds of thousands of these).
-        kind = v.kind
-        self.counts[kind] += 1
-        if kind == "info" and not self.include_info:
-            return
-        ev = LogEvent(no, no, kind, v.rule, rest.strip()[:_MAX_TEXT], worker, v.explanation, v.action)
-        if kind in ("fatal", "warning", "benign"):
-            if self._unlisted_tail is not None:
-                self._make_unlisted_tail()
-            self._tail.append(ev)
-        if kind == "progress" and not self.progress_events:
-            return
-        self._out.append(ev)
+        self._list_verdict(no, v.kind, v.rule, rest, worker, v.explanation, v.action)
 
     def _remember(self, tmpl: Template, key: object, text: str, worker: str | None, rest: str, sh: Shape,
                   verdict: Verdict | None) -> None:
@@ -1078,20 +1055,13 @@ class StageLogMonitor:
             request = self.stage_kind == "service" and is_request_source(rest)
         if v.rule in _REQUEST_OUTCOMES or request:
             self._request_at[worker] = no
-        if v.kind == "info" and not self.include_info:
-            self.counts["info"] += 1  # counted, but not worth an object nobody reads
+        if not (v.rule == _ANNOUNCED_ENDING or v.kind == "fatal" and (v.pending or v.recoverable)
+                or v.kind == "warning" and (v.rule in _HELD_RULES or v.held)):
+            self._list_verdict(no, v.kind, v.rule, rest, worker, v.explanation, v.action)
             return
-        ev = LogEvent(
-            line=no,
-            end_line=no,
-            kind=v.kind,
-            rule=v.rule,
-            text=rest.strip()[:_MAX_TEXT],
-            worker=worker,
-            explanation=v.explanation,
-            action=v.action,
-        )
-        if v.rule == "announced-ending" and self._announced_before(ev, no):
+        # A verdict that waits, or a stop announced again: never an info verdict.
+        ev = _event(no, v.kind, v.rule, rest, worker, v.explanation, v.action)
+        if v.rule == _ANNOUNCED_ENDING and self._announced_before(ev, no):
             ev.kind = "warning"
             ev.explanation = f"The program announced this same stop before and went on: {ev.explanation}"
             ev.action = "None unless the stage later fails."
@@ -1113,6 +1083,19 @@ class StageLogMonitor:
             self._watch(no + _HOLD_LINES)
             return
         self._emit(ev)
+
+    def _list_verdict(
+        self, no: int, kind: str, rule: str, rest: str, worker: str | None, explanation: str, action: str
+    ) -> None:
+        """A line's verdict that needs only counting and listing, as its event: the one place that makes it.
+
+        The slow path (:meth:`_verdict_event`) and the template scan's fast paths
+        (:meth:`_apply`, the verdicts :meth:`_remember` kept) all end here.
+        """
+        if kind == "info" and not self.include_info:
+            self.counts["info"] += 1  # counted, but not worth an object nobody reads
+            return
+        self._emit(_event(no, kind, rule, rest, worker, explanation, action))
 
     def _announced_before(self, ev: LogEvent, no: int) -> bool:
         """Whether the same worker announced this stop before: it is still running, so it went on from that one."""
@@ -1808,6 +1791,11 @@ class StageLogMonitor:
             self._make_unlisted_tail()
         self._tail.append(ev)
         return ev
+
+
+def _event(no: int, kind: str, rule: str, rest: str, worker: str | None, explanation: str, action: str) -> LogEvent:
+    """One line's event of a verdict: its text is the line after its header, stripped and cut to _MAX_TEXT."""
+    return LogEvent(no, no, kind, rule, rest.strip()[:_MAX_TEXT], worker, explanation, action)
 
 
 def _message_of(raw: bytes) -> str:
