@@ -103,7 +103,13 @@ _STOP_REQUESTED = families.family_id("stop-requested")
 _TRACEBACK = families.family_id("traceback")
 _TRACEBACK_HANDLED = families.family_id("traceback-handled")
 _TRACEBACK_LOGGED = families.family_id("traceback-logged")
+# Pack rules (and judge verdicts) this module acts on by id, checked against the whole catalog.
 _ANNOUNCED_ENDING = catalog.known_id("announced-ending")
+_EXCEPTION_IGNORED = catalog.known_id("exception-ignored")
+_FATAL_LEVEL = catalog.known_id("fatal-level")
+_REQUEST_FAILED = catalog.known_id("request-failed")
+_STACK_WITH_ERROR = catalog.known_id("stack-with-error")
+_UNCAUGHT_EXCEPTION = catalog.known_id("uncaught-exception")
 # Verdicts whose event needs more than counting and listing (_verdict_event).
 _SPECIAL_RULES = catalog.with_flag("own-event")
 # A request's own outcome (it failed, or the client went away): one request, not the server.
@@ -884,7 +890,7 @@ class StageLogMonitor:
         rest = text[rest_off:]
         source = src if type(src) is str else rest[src[0] : src[1]]
         v = verdict
-        if v.kind == "warning" and v.rule in _GENERIC_RULES or v.rule == "fatal-level" and level is None:
+        if v.kind == "warning" and v.rule in _GENERIC_RULES or v.rule == _FATAL_LEVEL and level is None:
             v = self._continuation(v, worker, no, (level, source), rest)
         else:
             self._last_verdict[worker] = (no, (level, source), v)  # what _continuation records
@@ -994,7 +1000,7 @@ class StageLogMonitor:
                     continue
             if idx is not None or self._tb:
                 rule = self.rules.classify(rest, self.stage, idx if idx is not None else None)
-                if rule is not None and rule.id == "traceback":
+                if rule is not None and rule.id == _TRACEBACK:
                     if strip_log_header(rest).startswith(_CHAIN[:2]):
                         self._continue_chain(worker, no, rest)
                     else:
@@ -1044,7 +1050,7 @@ class StageLogMonitor:
     def _verdict_event(
         self, v: Verdict, rest: str, worker: str | None, no: int, request: bool | None = None, before: str = ""
     ) -> None:
-        if v.rule == "exception-ignored":
+        if v.rule == _EXCEPTION_IGNORED:
             self._ignored_at[worker] = no
         elif v.kind == "fatal" and v.pending and no - self._ignored_at.get(worker, -99) <= 50:
             # The exception line of Python's "Exception ignored in" report
@@ -1100,7 +1106,7 @@ class StageLogMonitor:
     def _announced_before(self, ev: LogEvent, no: int) -> bool:
         """Whether the same worker announced this stop before: it is still running, so it went on from that one."""
         key = _ending_key(ev)
-        for p in [p for p in self._pending if p.event.rule == "announced-ending" and _ending_key(p.event) == key]:
+        for p in [p for p in self._pending if p.event.rule == _ANNOUNCED_ENDING and _ending_key(p.event) == key]:
             self._pending.remove(p)
             self._went_on(p, f"it announced the same stop again on line {no}")
         return key in self._unbelieved
@@ -1225,7 +1231,7 @@ class StageLogMonitor:
         if prev is None:
             return v
         pno, pheader, pv = prev
-        if v.rule == "fatal-level":
+        if v.rule == _FATAL_LEVEL:
             if (
                 header[0] is None
                 and not header[1]
@@ -1561,7 +1567,7 @@ class StageLogMonitor:
         (``printStackTrace``, a logger), which caught it. Held like an error line: a
         failing exit right after it makes it the error that ended the process.
         """
-        if p.verdict is None or p.verdict.rule != "uncaught-exception" or p.event.text.startswith("Exception in"):
+        if p.verdict is None or p.verdict.rule != _UNCAUGHT_EXCEPTION or p.event.text.startswith("Exception in"):
             return
         self._pending.remove(p)
         ev = p.event
@@ -1579,7 +1585,7 @@ class StageLogMonitor:
         """
         self._held.remove(h)
         ev = h.event
-        v = make("fatal", "stack-with-error", pending=True)
+        v = make("fatal", _STACK_WITH_ERROR, pending=True)
         ev.kind, ev.rule = "warning", v.rule
         ev.explanation, ev.action = v.explanation, v.action
         self._pending.append(_Pending(ev, None, self._now, verdict=v))
@@ -1618,14 +1624,14 @@ class StageLogMonitor:
         ev = LogEvent(line=tb.start, end_line=max(tb.last_frame, tb.start), kind="warning", rule=_STACK_TRACE,
                       text=tb.first_text[:_MAX_TEXT], worker=tb.worker, explanation="")
         if tb.request:
-            v = make("warning", "request-failed")
+            v = make("warning", _REQUEST_FAILED)
         elif tb.level in ("warning", "info", "debug"):
             # Logged with a stack at a level that says the program went on (exc_info=True at WARNING).
             v = Verdict("warning", _STACK_TRACE, "A stack trace logged at the program's "
                         f"{tb.level.upper()} level: it reported a caught exception and went on.",
                         "None unless it repeats or the stage later fails.")
         else:
-            v = make("fatal", "stack-trace", pending=True)
+            v = make("fatal", _STACK_TRACE, pending=True)
         ev.rule, ev.explanation, ev.action = v.rule, v.explanation, v.action
         if not v.pending:
             ev.kind = v.kind
@@ -1655,7 +1661,7 @@ class StageLogMonitor:
 
     def _close_traceback(self, tb: _OpenTraceback, exc_line: str, end: int) -> None:
         rule = self.rules.classify(exc_line, self.stage)
-        if rule is not None and rule.id == "traceback":
+        if rule is not None and rule.id == _TRACEBACK:
             rule = None
         ev = LogEvent(
             line=tb.start,
@@ -1736,7 +1742,7 @@ class StageLogMonitor:
         """Emit a pending failure the process went on after, as a warning."""
         ev = p.event
         ev.kind = "warning"
-        if ev.rule == "announced-ending":
+        if ev.rule == _ANNOUNCED_ENDING:
             self._unbelieved.add(_ending_key(ev))
         after = f" ({why})" if why else ""
         if ev.rule == "traceback":

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eagle3tui.logs import endings
+from eagle3tui.logs import catalog, endings
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.judge import Verdict
 from eagle3tui.logs.rules import Rule
 
 RECOVERY_LINES = 3  # a restart/retry this close after a death means it was handled
 HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
+_FINAL_REPORT = catalog.known_id("final-report")
+_TOP_LEVEL_ERROR = catalog.known_id("top-level-error")
 
 
 def ending_key(ev: LogEvent) -> tuple[str | None, str]:
@@ -26,7 +28,7 @@ def ending_key(ev: LogEvent) -> tuple[str | None, str]:
 def is_report(ev: LogEvent) -> bool:
     """Whether a pending event is a command's own final error report (judge step 7a; cobra's
     "Error: ..." keeps its older name, top-level-error, which also names other records)."""
-    return ev.rule == "final-report" or ev.rule == "top-level-error" and endings.command_report(ev.text)
+    return ev.rule == _FINAL_REPORT or ev.rule == _TOP_LEVEL_ERROR and endings.command_report(ev.text)
 
 
 def report_goes_on(body: str) -> bool:
