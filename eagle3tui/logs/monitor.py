@@ -11,6 +11,14 @@ only those (and, while a traceback is open, the lines after it) are decoded.
 Progress is parsed from the last progress line of each block, which is what
 the display and the ETA need; ``progress_mode="all"`` parses every progress
 line instead (for ``classify --json``).
+
+The class coordinates; its jobs have owners, one module each, mixed into it:
+:class:`~eagle3tui.logs.scan.BlockScan` (the block scans and the template fast
+path), :class:`~eagle3tui.logs.tracebacks.TracebackAssembly`,
+:class:`~eagle3tui.logs.settlement.Settlement` (held and pending events) and
+:class:`~eagle3tui.logs.progress_tracking.ProgressTracking`. Every verdict that
+needs only counting and listing becomes its event in :meth:`StageLogMonitor._list_verdict`,
+on the slow path and the fast path alike.
 """
 
 from __future__ import annotations
