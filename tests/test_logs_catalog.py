@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.logs import catalog, families, judge, monitor
+from eagle3tui.logs import catalog, families, judge, settlement
 from eagle3tui.logs.families import ORDINARY, Example
 from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.rules import (
@@ -136,7 +136,7 @@ def _differences(tmp_path: Path, structural: tuple[str, ...], mp: pytest.MonkeyP
     want = [_events(tmp_path, ex, normal) for ex in _evidence()]
     with mp.context() as m:
         m.setattr(judge, "gate_bits", lambda text: _ALL_GATES)
-        m.setattr(monitor, "gate_bits", lambda text: _ALL_GATES)
+        m.setattr(settlement, "gate_bits", lambda text: _ALL_GATES)
         got = [_events(tmp_path, ex, open_rules) for ex in _evidence()]
     return [f"{ex.line[:80]!r}: {w} with the prefilter, {g} without" for ex, w, g in zip(_evidence(), want, got)
             if w != g]
@@ -181,7 +181,7 @@ def test_a_missing_judge_gate_literal_fails_the_differential(tmp_path: Path, mon
         return out
 
     monkeypatch.setattr(judge, "gate_bits", gate_bits)
-    monkeypatch.setattr(monitor, "gate_bits", gate_bits)
+    monkeypatch.setattr(settlement, "gate_bits", gate_bits)
     with_gap = [_events(tmp_path, ex) for ex in _evidence()]
     monkeypatch.undo()
     normal = [_events(tmp_path, ex) for ex in _evidence()]

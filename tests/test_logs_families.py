@@ -16,7 +16,7 @@ import pytest
 
 from eagle3tui.config import load_config
 from eagle3tui.errors import ConfigError
-from eagle3tui.logs import catalog, families, judge, monitor, stall
+from eagle3tui.logs import catalog, families, judge, monitor_terms, stall
 from eagle3tui.logs.offline import classify_log
 from eagle3tui.supervisor import stage_alerts
 
@@ -43,10 +43,10 @@ def test_the_id_sets_the_code_acts_on_are_the_registrys_flags() -> None:
     assert judge._DEATH_FAMILIES == {"vllm-engine-dead", "crash-signal", "killed", "shell-job-died",
                                      "torchrun-child-failed", "container-failed"}
     assert judge._ENGINE_FAMILIES == judge._DEATH_FAMILIES | {"cuda-error", "nccl", "disk-full"}
-    assert monitor._STOP_ENDINGS == {"fatal-level", "nonzero-exit", "process-died", "launcher-kill",
-                                     "error-then-ended", "top-level-error", "announced-ending"}
-    assert monitor._SPECIAL_RULES == {"exception-ignored", "request-failed", "request-error-survived"}
-    assert monitor._GENERIC_RULES == judge._CATCH_ALL == {"error-line", "python-warning"}
+    assert monitor_terms.STOP_ENDINGS == {"fatal-level", "nonzero-exit", "process-died", "launcher-kill",
+                                           "error-then-ended", "top-level-error", "announced-ending"}
+    assert monitor_terms.SPECIAL_RULES == {"exception-ignored", "request-failed", "request-error-survived"}
+    assert monitor_terms.GENERIC_RULES == judge._CATCH_ALL == {"error-line", "python-warning"}
     assert stage_alerts.STALL_RULES == {stall.STALLED, stall.HANG_SUSPECTED}
     assert stage_alerts.ONCE_PER_ATTEMPT == {"torchrun-child-failed"}
     assert stage_alerts.LAUNCHER_REPORT_RULE == "torchrun-child-failed"

@@ -93,7 +93,7 @@ def test_a_report_followed_by_ordinary_output_is_a_warning(tmp_path: Path, row_i
 
 def test_more_of_the_report_is_no_going_on(tmp_path: Path) -> None:
     """Lines that are part of the report or the ending do not settle it (each from a real thread)."""
-    from eagle3tui.logs.monitor import _report_goes_on
+    from eagle3tui.logs.settlement import report_goes_on as _report_goes_on
 
     # apt's own notes after its error (ntop/ntopng#1008 in the fresh set), make's record of the
     # failed command in the zh locale (dndx/nchnroutes#2), a pointer to the help

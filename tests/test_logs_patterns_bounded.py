@@ -255,7 +255,7 @@ def test_a_line_of_many_keyword_places_costs_linear_lookups() -> None:
     # templates.line_rules asked every keyword place's table once per keyword
     # found (and grew a tuple by one each time): 6.8 M set updates for five
     # 64 KiB lines of "E1206 18:44:12.715298746 " repeated (bench_adversarial).
-    from eagle3tui.logs.monitor import _PROGRESS_MARKERS
+    from eagle3tui.logs.scan import PROGRESS_MARKERS as _PROGRESS_MARKERS
     from eagle3tui.logs.progress import PROGRESS_SHAPE
     from eagle3tui.logs.rules import build_ruleset
     from eagle3tui.logs.templates import TO_ZERO, TemplateIndex

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle3tui.logs.monitor import _PROGRESS_MARKERS
+from eagle3tui.logs.scan import PROGRESS_MARKERS as _PROGRESS_MARKERS
 from eagle3tui.logs.progress import PROGRESS_SHAPE, _metric_key, _result_figure, _result_row, _size_count, parse_progress
 from tests.conftest import classified_events, log_verdict
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import eagle3tui.logs.monitor as monitor_mod
+import eagle3tui.logs.scan as scan_mod
 from eagle3tui.logs.offline import classify_log
 from eagle3tui.logs.rules import build_ruleset
 from eagle3tui.logs.templates import BY_TEMPLATE, EXACT, SENSITIVE, TemplateIndex, digit_valued
@@ -68,7 +68,7 @@ def _stress(rnd: random.Random, n: int) -> str:
 
 
 def _events(path: Path, kind: str, templates: bool, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(monitor_mod, "_TEMPLATE_BLOCK", 256 * 1024 if templates else 1 << 62)
+    monkeypatch.setattr(scan_mod, "_TEMPLATE_BLOCK", 256 * 1024 if templates else 1 << 62)
     events, mon = classify_log(path, stage_kind=kind)
     return [(e.line, e.end_line, e.kind, e.rule, e.text, e.worker, e.explanation) for e in events], dict(mon.counts)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+from eagle3tui.logs import families
 from eagle3tui.logs.families import FLAGS, Family, RegistryError, code_families
 from eagle3tui.logs.rules import load_shipped_rules
 
@@ -52,3 +53,15 @@ def verdict_ids() -> frozenset[str]:
     return frozenset(registry())
 
 
+
+
+def known_id(fid: str) -> str:
+    """``fid``, checked against the whole catalog (the code's families and the shipped packs' rules).
+
+    For the ids a module names in its code: a typo, or a rule renamed in a pack, fails
+    when the module loads, not as an event nobody's ``retry.on`` or docs know.
+    """
+    if fid not in registry():
+        raise RegistryError(f"{fid!r} is not a verdict id in families.toml or the shipped rule packs"
+                            f"{families.did_you_mean(fid, registry())}")
+    return fid
