@@ -6,7 +6,8 @@ beside pipeline.toml where one is there already, or the file ``[pipeline]
 learned_rules`` names), which the configuration loads after its own
 ``[[rule]]`` tables. The pattern is the line's message *literal*, escaped:
 the longest stretch of its body (log header, timestamps and worker tags
-peeled off) that holds no digit, so the same message with other numbers,
+peeled off) that holds no digit and starts and ends on the line's own token
+boundaries, so the same message with other numbers,
 ranks or times matches too, and nothing in the text can act as a regex.
 The file is rewritten atomically with the new rule appended, so a crash
 leaves the old file or the new one, never half a rule.
@@ -26,6 +27,9 @@ from eagle3tui.textsafe import printable
 KINDS = ("benign", "fatal", "warning", "info")
 MIN_LITERAL = 8  # shorter literals match too much to be a rule
 _RUNS = re.compile(r"[^0-9\n]+")  # stretches without digits
+_WORD = re.compile(r"\w")  # a character of a token (letters, digits, underscore)
+_LEADING_WORD = re.compile(r"^\w+")
+_TRAILING_WORD = re.compile(r"\w+$")
 
 
 class CannotLearn(ValueError):
@@ -49,11 +53,26 @@ def message_literal(line: str) -> str:
     body = peel(body)
     _workers, body = peel_workers(body)
     body = shape(body).body or body
-    best = max((m.group(0).strip(" :=,;[]()|-") for m in _RUNS.finditer(body)), key=len, default="")
+    best = max((_whole_tokens(body, m.start(), m.end()) for m in _RUNS.finditer(body)), key=len, default="")
     if len(best) < MIN_LITERAL:
         raise CannotLearn(f"no stretch of at least {MIN_LITERAL} characters without digits in "
                           f"{body[:80]!r}; write a [[rule]] by hand in pipeline.toml")
     return best
+
+
+def _whole_tokens(body: str, start: int, end: int) -> str:
+    """``body[start:end]`` without a token cut at either end, trimmed of separators.
+
+    A digit-free stretch can begin or end inside a token (``layer12attention``: the
+    stretch after the digits starts at ``attention``); such a part-token is dropped, so
+    the literal starts and ends where the line's own tokens do.
+    """
+    text = body[start:end]
+    if start > 0 and _WORD.match(body[start - 1]) and _WORD.match(text):
+        text = _LEADING_WORD.sub("", text, count=1)
+    if end < len(body) and _WORD.match(body[end]) and text and _WORD.match(text[-1]):
+        text = _TRAILING_WORD.sub("", text, count=1)
+    return text.strip(" :=,;[]()|-")
 
 
 def _toml_literal(text: str) -> str:

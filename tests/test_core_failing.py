@@ -73,7 +73,7 @@ def test_hung_collective_is_failing_then_stopped_and_retried(pipeline: Pipeline)
                   timeout=30, what="train failing")
     assert st["attempt"] == 1
     failing = st["failing"]
-    assert failing["rule"] == "nccl" and failing["line"] == 6, failing
+    assert failing["rule"] == "nccl" and failing["line"] == 7, failing  # the file's line: the header is line 1
     assert "failure detected by watchdog" in failing["text"]
     assert failing["ago_s"] is not None and failing["ago_s"] < 6
     assert st["live"]["eta"]["stale"] is True
@@ -81,7 +81,7 @@ def test_hung_collective_is_failing_then_stopped_and_retried(pipeline: Pipeline)
     assert psutil.pid_exists(pid)  # fatal seen, process alive: that is "failing"
     text = p.cli("status").stdout
     row = next(ln for ln in text.splitlines() if ln.startswith("train"))
-    assert "failing" in row and "stale" in row and "fatal error at line 6 (nccl)" in row, text
+    assert "failing" in row and "stale" in row and "fatal error at line 7 (nccl)" in row, text
     # The policy stops it after the grace and the retry policy starts attempt 2.
     wait_for(lambda: len(p.records("train")) == 2, timeout=40, what="attempt 2")
     first = p.records("train")[0]

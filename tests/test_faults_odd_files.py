@@ -179,7 +179,7 @@ def test_fatal_line_longer_than_64k_written_in_pieces_is_caught(pipeline, tmp_pa
     failed = wait_for(lambda: next((a for a in pipeline.alerts() if a["kind"] == "stage-failed"), None),
                       what="stage-failed alert")
     assert "Error(s) in loading state_dict" in failed["message"], failed["message"][:300]
-    assert failed["details"].get("line") == 2, failed["details"].get("line")
+    assert failed["details"].get("line") == 3, failed["details"].get("line")
 
 
 def test_two_stages_sharing_one_log_are_rejected_by_check(pipeline, tmp_path):

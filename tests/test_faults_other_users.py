@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Pipeline, wait_for
-from system_users import make_group, make_user, remove_group, remove_user
+from local_users import make_group, make_user, remove_group, remove_user
 
 INTRUDER = f"e3tintr{os.getpid() % 100000}"
 MATE = f"e3tmate{os.getpid() % 100000}"

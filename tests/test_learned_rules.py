@@ -10,6 +10,7 @@ try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,24 @@ def test_rules_taught_from_a_front_end_go_to_the_state_directory(tmp_path: Path)
     assert not (tmp_path / "eagle3tui-rules.toml").exists()
     again = load_config(tmp_path / "pipeline.toml")
     assert any(r.get("id") == "learned-benign-1" for r in again.rules), again.rules
+
+
+@pytest.mark.parametrize(("line", "literal"), [
+    # the stretch after "12" began inside the token "layer12attention_weights"
+    ("WARNING cache miss for layer12attention_weights, recomputing it now", "recomputing it now"),
+    # a hex address and a device name glued to their numbers
+    ("ERROR could not map 0x7f3adeadbeef on /dev/nvidia0 while pinning memory", "while pinning memory"),
+    ("INFO rank3of8 finished the warmup phase early", "finished the warmup phase early"),
+])
+def test_a_learned_literal_starts_and_ends_on_token_boundaries(tmp_path: Path, line: str, literal: str) -> None:
+    got = message_literal(line)
+    assert got == literal, got
+    # Whole tokens: at each end, the literal's own character and its neighbour in the line
+    # are not both part of one word.
+    at = line.index(got)
+    before, after = line[at - 1:at], line[at + len(got):at + len(got) + 1]
+    assert not (re.match(r"\w", before) and re.match(r"\w", got[0]))
+    assert not (re.match(r"\w", after) and re.match(r"\w", got[-1]))
+    # Taught, it matches the same message with other numbers in the learned file, through the real loader.
+    rule = learn(tmp_path / "learned.toml", line, "benign")
+    assert re.search(rule.pattern, line.replace("12", "40").replace("0x7f3a", "0x11aa").replace("rank3of8", "rank5of8"))

@@ -4,7 +4,7 @@ Trainers raise the level of their step records so that they show past a
 library's default level: verl-SpeCo's drafter trainer logs
 ``[...][WARNING] - [drafter loss] step=12 optimizer_step_total=12 lr=...
 loss=6.0625 ...`` on every step (the line and its thread are in round
-progress4's fresh set, tests/test_logs_progress_shapes_three.py). The level alone
+progress4's fresh set, tests/test_logs_progress_serving_stats_and_downloads.py). The level alone
 made it a warning, which outranks progress: the stage showed a warning per
 step and no progress. A record with a step/iteration/epoch counter and two
 more numeric fields, at WARNING, with nothing error-looking in it, is judged
@@ -22,7 +22,7 @@ import pytest
 from eagle3tui.logs.anatomy import shape
 from eagle3tui.logs.judge import _COUNTER_RECORD
 from tests.conftest import log_verdict
-from tests.test_logs_progress_shapes_three import PROGRESS_LINES
+from tests.test_logs_progress_serving_stats_and_downloads import PROGRESS_LINES
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus" / "corpus.jsonl"
 # Corpus batch eleven (session eight's never-tuned check) starts here.

@@ -23,4 +23,4 @@ def test_a_last_line_without_newline_is_the_failures_cause(pipeline) -> None:
                       timeout=20, what="the failure alert")
     assert OOM in failed[0]["message"], failed[0]
     fatal = [a for a in pipeline.alerts() if a["kind"] == "fatal-log-event"]
-    assert fatal and fatal[0]["details"]["line"] == 2, fatal
+    assert fatal and fatal[0]["details"]["line"] == 3, fatal  # the file's line: the header is line 1

@@ -515,7 +515,7 @@ def test_exported_draft_is_readable_by_another_user(tiny_draft: Path, tiny_extra
     """Under umask 022 the draft is 0755 with 0644 files, and a second real user reads it."""
     import stat
 
-    from other_user import other_user, run_as, shared_dir
+    from local_users import other_user, run_as, shared_dir
 
     with other_user() as user, shared_dir() as root:
         out = root / "draft"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from other_user import other_user, run_as, shared_dir, umask
+from local_users import other_user, run_as, shared_dir, umask
 
 from pipeline.atomic import atomic_write_bytes, current_umask, temp_dir_for
 from pipeline.common import atomic_write_json

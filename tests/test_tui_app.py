@@ -276,7 +276,7 @@ async def test_reattach_shows_a_stage_started_by_the_cli(pipeline) -> None:
         # History included: the log pane starts at the attempt's first line.
         await wait_for(pilot, lambda: "tick 0" in shown_texts(app) and len(shown_texts(app)) > 5,
                        "the stage's output from its first line")
-        assert app.logview.model.lines[0].no == 1
+        assert app.logview.model.lines[0].no == 2  # line 1 of the file is the attempt's header
         # The start is an info alert: received, hidden by the default level
         # filter, and shown in the stage list instead.
         assert any(a.get("kind") == "stage-started" for a in app.alerts_panel.received)
@@ -416,5 +416,5 @@ while True:
                        and app.table.rows["train"]["state"].plain == "failing", "the failing row")
         row = {k: v.plain for k, v in app.table.rows["train"].items()}
         assert row["eta"] == "stale" and row["drift"] == "stale", row
-        assert "fatal error at line 6 (nccl)" in row["note"], row
+        assert "fatal error at line 7 (nccl)" in row["note"], row
         await pilot.press("q")

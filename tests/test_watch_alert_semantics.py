@@ -67,9 +67,10 @@ def test_seed_extraction_start_ending_in_a_worker_oom(pipeline: Pipeline) -> Non
     # The line quoted under it on stdout is the OOM, not the drift warning.
     out = [ln for ln in w.lines() if "stage-failed" in ln]
     assert out and "Loading safetensors" not in out[0] and "OutOfMemoryError" in out[0], out
-    # Its line number is the one the TUI's log pane and the verdicts file use.
+    # Its line number is the one the TUI's log pane, the verdicts file and grep -n use
+    # (the attempt's header line counts).
     seed_lines = len((FIXTURES / "seed_extraction.log").read_text().splitlines())
-    assert failed[0]["details"]["line"] == seed_lines + 1
+    assert failed[0]["details"]["line"] == 1 + seed_lines + 1
 
 
 
@@ -137,7 +138,7 @@ def test_an_error_held_past_a_later_line_still_alerts_when_the_exit_settles_it(p
     alerts = [a for a in p.alerts() if a.get("stage") == "load"]
     fatal = [a for a in alerts if a["kind"] == "fatal-log-event"]
     assert len(fatal) == 1 and "frobnicator" in fatal[0]["details"]["text"], alerts
-    assert fatal[0]["details"]["line"] == 1 and fatal[0]["level"] == "critical"
+    assert fatal[0]["details"]["line"] == 2 and fatal[0]["level"] == "critical"  # line 1 is the header
     failed = [a for a in alerts if a["kind"] == "stage-failed"]
     assert len(failed) == 1 and "frobnicator" in failed[0]["message"], failed
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from eagle3tui.alerts import Alert, level_at_least
+from eagle3tui.alerts.kinds import alert_kind
 from eagle3tui.textsafe import printable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,13 +64,13 @@ _STOP = object()
 _WAKE = object()  # a hold was added: the worker recomputes when to wake
 # Alerts of a failure still unfolding: their page waits for the attempt's end
 # (a stage's GPU fault too: its stage-failed alert leads with it).
-HELD_KINDS = frozenset({"fatal-log-event", "stage-failing", "gpu-xid"})
+HELD_KINDS = frozenset(map(alert_kind, ("fatal-log-event", "stage-failing", "gpu-xid")))
 # Alerts that say an attempt ended; the held pages of that attempt are settled by them.
-ENDING_KINDS = frozenset({"stage-failed", "stage-succeeded", "stage-stopped"})
+ENDING_KINDS = frozenset(map(alert_kind, ("stage-failed", "stage-succeeded", "stage-stopped")))
 # News a person waits for, though no warning: sent like a warning (so at the default
 # min_level); a min_level of "critical" still keeps only criticals.
-NEWS_KINDS = frozenset({"pipeline-complete"})
-LOG_WARNING_KIND = "log-warning"  # a WARNING line of a log: sent only with log_warnings
+NEWS_KINDS = frozenset({alert_kind("pipeline-complete")})
+LOG_WARNING_KIND = alert_kind("log-warning")  # a WARNING line of a log: sent only with log_warnings
 
 
 def alert_env(alert: Alert) -> dict[str, str]:

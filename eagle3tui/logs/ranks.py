@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eagle3tui.logs import catalog
+from eagle3tui.alerts.kinds import consequence_kind
 
 ROOT_CAUSE = "Root Cause (first observed failure)"
 # torchrun's line for the first child it saw fail: "failed (exitcode: -9) local_rank: 0 (pid: 10398) of binary: ...".
@@ -115,8 +116,11 @@ class Consequence:
     """A line that another process's failure explains."""
 
     line: int
-    kind: str  # sibling-stopped, collective-timeout, rank-failed, launcher-report
+    kind: str  # a consequence kind of alerts/kinds.toml: sibling-stopped, rank-failed, ...
     text: str
+
+    def __post_init__(self) -> None:
+        consequence_kind(self.kind)  # a kind the registry does not hold is a bug, not a new kind
 
 
 @dataclass(frozen=True)

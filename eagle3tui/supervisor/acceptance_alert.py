@@ -21,8 +21,9 @@ from typing import Any
 
 from eagle3tui.config import AcceptancePolicy, PipelineConfig, StageConfig
 from eagle3tui.durations import format_duration
+from eagle3tui.alerts.kinds import alert_kind
 
-ALERT_KIND = "acceptance-low"
+ALERT_KIND = alert_kind("acceptance-low")
 EVAL_FILE = "eval.json"  # pipeline/evaluate.py --out: methods["eagle3@K=3"]["acceptance_length"]
 EVAL_METHOD = "eagle3"
 # What makes a served EAGLE-3 draft collapse, most common first (each seen in public threads).

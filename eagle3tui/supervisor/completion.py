@@ -20,9 +20,10 @@ from typing import Any
 from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, topo_order
 from eagle3tui.durations import format_duration
+from eagle3tui.alerts.kinds import alert_kind
 from eagle3tui.supervisor.state import Intent, StageState, StageStatus
 
-KIND = "pipeline-complete"
+KIND = alert_kind("pipeline-complete")
 MARK_FILE = "completed.json"
 _TAIL_BYTES = 256 * 1024
 _RESULT_LINES = 3  # matching lines quoted, the last ones

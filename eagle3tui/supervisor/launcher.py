@@ -23,7 +23,7 @@ from eagle3tui.config import StageConfig
 from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
 from eagle3tui.supervisor.procs import create_time
 from eagle3tui.supervisor.records import RunRecord, RunStore
-from eagle3tui.trusted import NotRegularFile, append_regular, private_dir
+from eagle3tui.trusted import NotRegularFile, append_regular, open_regular, private_dir
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
 
@@ -142,7 +142,22 @@ def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, h
         f.write(f"[eagle3tui] {stamp} stage {stage.name} attempt {rec.attempt} ({what}){how}: "
                 f"{' '.join(rec.argv)}\n".encode("utf-8", "replace"))
         rec.log_offset = f.tell()
+    rec.log_line = lines_before(rec.log, rec.log_offset)
     rec.launched_at = time.time()
+
+
+def lines_before(path: str, offset: int) -> int:
+    """How many lines the file holds before ``offset`` (where the attempt's output starts)."""
+    lines = 0
+    with os.fdopen(open_regular(path), "rb") as f:
+        left = offset
+        while left > 0:
+            block = f.read(min(1 << 20, left))
+            if not block:
+                break
+            lines += block.count(b"\n")
+            left -= len(block)
+    return lines
 
 
 def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,

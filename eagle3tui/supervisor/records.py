@@ -61,6 +61,9 @@ class RunRecord:
     cwd: str
     log: str
     log_offset: int = 0
+    # Lines of the log before log_offset (earlier attempts, this attempt's header): the
+    # attempt's first line is line log_line + 1 of the file, as grep -n counts.
+    log_line: int = 0
     resume: bool = False
     resumed_from: int | None = None
     launched_at: float = 0.0
@@ -111,7 +114,7 @@ class RunRecord:
 # whoever reads it later ("attempt": "2" makes every "attempt + 1" a TypeError).
 _FIELD_TYPES = {
     "stage": "str", "attempt": "int", "run_id": "str", "argv": "list", "cwd": "str", "log": "str",
-    "log_offset": "int", "resume": "bool", "resumed_from": "int?", "launched_at": "num",
+    "log_offset": "int", "log_line": "int", "resume": "bool", "resumed_from": "int?", "launched_at": "num",
     "wrapper_pid": "int?", "wrapper_create_time": "num?", "pid": "int?", "pgid": "int?",
     "create_time": "num?", "started_at": "num?", "ended_at": "num?", "exit_code": "int?",
     "signal": "int?", "stop_requested_at": "num?", "stop_reason": "str?",

@@ -205,6 +205,8 @@ class StageWatch:
         self._ready_hit = False
         self.monitor = StageLogMonitor(
             rec.log, offset=0 if self._truncated_unseen else rec.log_offset, rules=rules, stage=stage.name,
+            # Line numbers are the file's (grep -n), not counted from the attempt's start.
+            line_no=0 if self._truncated_unseen else rec.log_line,
             # Without an estimate, the median of this stage's past durations.
             estimate_s=stage.estimate_s, history=StageHistory(self.state_dir),
             drift_threshold=config.drift_threshold, phase_estimates=stage.phases,

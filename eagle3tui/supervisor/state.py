@@ -173,6 +173,7 @@ class StageStatus:
     resume: bool = False
     log: str = ""
     log_offset: int = 0
+    log_line: int = 0  # lines before log_offset: the attempt's line numbers are the file's
     depends_on: list[str] = field(default_factory=list)
     gpus: str = "-"
     estimate_s: float | None = None
@@ -287,6 +288,7 @@ def derive_statuses(config: PipelineConfig, store: RunStore, intent: Intent | No
             st.resume = rec.resume
             st.log = rec.log
             st.log_offset = rec.log_offset
+            st.log_line = rec.log_line
             st.state, st.reason, st.hint = record_state(rec, stage)
             if st.state == StageState.FAILED:
                 st.errors = list(rec.extra.get("last_errors", []))

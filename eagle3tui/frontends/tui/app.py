@@ -123,6 +123,7 @@ class LogTarget:
     log: str
     offset: int
     end: int | None = None  # where the next attempt's output starts (same log file)
+    first_line: int = 0  # lines of the file before offset: the pane numbers lines as grep -n does
 
     @property
     def token(self) -> str:
@@ -511,9 +512,9 @@ class EagleApp(App[int]):
             if rec is not None:
                 nxt = recs.get(rec.attempt + 1)
                 end = nxt.log_offset if nxt is not None and nxt.log == rec.log else None
-                target = LogTarget(st.name, rec.attempt, rec.run_id, rec.log, rec.log_offset, end)
+                target = LogTarget(st.name, rec.attempt, rec.run_id, rec.log, rec.log_offset, end, rec.log_line)
         elif st.attempt and st.run_id:
-            target = LogTarget(st.name, st.attempt, st.run_id, st.log, st.log_offset)
+            target = LogTarget(st.name, st.attempt, st.run_id, st.log, st.log_offset, first_line=st.log_line)
         if target == self.log_target and target is not None:
             self._update_log_title()
             return
@@ -568,7 +569,7 @@ class EagleApp(App[int]):
         offset, line_no = skip_to_tail(target.log, target.offset, CATCH_UP_BYTES)
         # An older attempt ends where the next attempt's header line begins.
         end = line_start(target.log, target.end) if target.end is not None else None
-        follower = LogFollower(target.log, offset, line_no=line_no)
+        follower = LogFollower(target.log, offset, line_no=target.first_line + line_no)
         prefix = RunStore(self.config.state_dir).prefix(target.stage, target.attempt)
         verdicts = JsonlTail(Path(prefix + ".verdicts.jsonl"), from_start=True)
         pending: list[tuple[int, str, str]] = []

@@ -3,9 +3,10 @@
 This module does not import Textual, so its logic is testable (and reusable)
 without a terminal. The widget in ``logview.py`` only draws what this holds.
 
-Every line keeps its 1-based physical line number *within the attempt*
-(counted from the attempt's ``log_offset``), the same numbering the driver's
-alerts use in ``details["line"]``, so "jump to line" works across both.
+Every line keeps its 1-based physical line number in the log file (what
+``grep -n`` prints: earlier attempts and the attempt's header line count), the
+same numbering the driver's alerts use in ``details["line"]``, so "jump to
+line" works across both.
 """
 
 from __future__ import annotations

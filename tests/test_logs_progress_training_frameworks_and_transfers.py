@@ -1,4 +1,4 @@
-"""Progress recognised by counter shape, measured on a second fresh set (round progress3).
+"""Progress recognised by counter shape: training frameworks, serving throughput and transfers.
 
 Every line is real, copied from the public issue or pull-request thread named
 beside it; none of these threads is in the corpus or in

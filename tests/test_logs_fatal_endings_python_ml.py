@@ -1,4 +1,4 @@
-"""Fatal endings, second set: how Python training and serving jobs die.
+"""Fatal endings of Python training and serving jobs: how they die.
 
 The first set (tests/test_logs_fatal_endings.py) measured last words in other
 languages and shells. This one is the Python/ML side it skipped, collected from
@@ -474,7 +474,7 @@ def test_left_missed_is_still_missed(tmp_path: Path, url: str, kind: str, text: 
     assert log_verdict(tmp_path, text, kind)[0] != "fatal", url
 
 
-def test_second_set_is_fresh_and_wide() -> None:
+def test_python_ml_set_is_fresh_and_wide() -> None:
     import json
     import re
 

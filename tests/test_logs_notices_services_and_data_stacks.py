@@ -1,7 +1,7 @@
-"""The notice catalog, round two: harmless notices of the stacks the first catalog left out.
+"""Harmless notices of services and data stacks (Postgres, Docker, Jupyter, Keras/TensorFlow, MLflow, uvicorn, kernel modules).
 
 Same method as tests/test_logs_notice_catalog.py: each builtin rule after the comment "Notice
-catalog, round two" in eagle3tui/logs/builtin_rules.toml is checked on real lines posted in
+catalog" in eagle3tui/logs/builtin_rules.toml (rules named in NOTICES) is checked on real lines posted in
 public threads (URLs beside each case) where the notice is followed by normal work or a
 maintainer calls it harmless; where a notice is about something that can really fail, the
 real failure is checked to stay fatal, and look-alikes that are not the notice are checked
@@ -226,7 +226,7 @@ NOTICES = [
 
 
 @pytest.mark.parametrize(("rule", "text", "urls"), NOTICES, ids=[f"{n[0]}-{i}" for i, n in enumerate(NOTICES)])
-def test_a_round_two_notice_is_benign(tmp_path: Path, rule: str, text: str, urls: str) -> None:
+def test_a_service_or_data_stack_notice_is_benign(tmp_path: Path, rule: str, text: str, urls: str) -> None:
     assert urls.startswith("https://github.com/")
     top, rules = log_verdict(tmp_path, text)
     assert (top, rule in rules) == ("benign", True), (top, rules)
@@ -240,7 +240,7 @@ def test_the_server_notices_are_benign_in_a_service_too(tmp_path: Path) -> None:
             assert (top, rule in rules) == ("benign", True), (text, top, rules)
 
 
-def test_the_tune_row_with_a_round_two_notice_is_benign(tmp_path: Path) -> None:
+def test_the_tune_row_with_a_service_notice_is_benign(tmp_path: Path) -> None:
     # Forge prints the notice on every model load: https://github.com/Panchovix/stable-diffusion-webui-reForge/issues/336
     row = corpus_tune_row("stable-diffusion-webui-reForge-336-1")
     top, rules = log_verdict(tmp_path, row["text"], kind=row["kind"])

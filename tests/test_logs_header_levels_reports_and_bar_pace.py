@@ -1,4 +1,4 @@
-"""Round eight: a header's level, a report that heads a list, a server that
+"""A header's level, a report that heads a list, a server that
 outlives a runner, an assertion at a source location, and an ETA that survives
 an evaluation.
 

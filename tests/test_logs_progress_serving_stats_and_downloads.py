@@ -1,4 +1,4 @@
-"""Progress recognised by counter shape, measured on a third fresh set (round progress4).
+"""Progress recognised by counter shape: serving stats, trainer records and downloads.
 
 Every line is real, copied from the public issue or pull-request thread named
 beside it; none of these threads is in the corpus or in any other test file
@@ -457,7 +457,7 @@ def test_bytes_of_bytes_that_are_gauges(line: str) -> None:
     # https://github.com/data-prep-kit/data-prep-kit/issues/426: a time spent with no count
     "10:29:04 INFO - Completed execution in 3.2514644304911298 min, execution result 0",
 ])
-def test_round_four_shapes_that_are_not_progress(line: str) -> None:
+def test_serving_and_download_shapes_that_are_not_progress(line: str) -> None:
     assert parse_progress(line) is None, line
 
 
@@ -496,7 +496,7 @@ def test_eta_from_bytes_of_bytes() -> None:
     "1 / 1, " * 3000 + "1%",
     "{" + "'a': '1', " * 2000 + "x}",
 ])
-def test_round_four_shapes_stay_linear(hostile: str) -> None:
+def test_serving_and_download_shapes_stay_linear(hostile: str) -> None:
     t = time.perf_counter()
     parse_progress(hostile)
     assert time.perf_counter() - t < 0.5

@@ -1,4 +1,4 @@
-"""Round seven: who is talking, at what level, and what the process does next.
+"""Who is talking, at what level, and what the process does next.
 
 Each change is structural (a header shape, a level, the shape of a record, the
 line that follows) and has counter-examples that must stay as they were. The

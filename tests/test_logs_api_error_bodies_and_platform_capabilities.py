@@ -1,4 +1,4 @@
-"""Round fresh8: the structural cues taught by the tune half of fresh batch eight.
+"""Structural cues: an OpenAI-compatible API's error body, and a capability off on this platform.
 
 Batch eight (corpus rows 1263-1365) was collected like batch seven, to be
 representative, and weighted to the stages the product supervises in the EAGLE-3

@@ -1,4 +1,4 @@
-"""Round fresh7: the structural cues taught by the tune half of fresh batch seven.
+"""Structural cues: the loss scaler's own counter, an access line's status, a glog source location, a predicted failure.
 
 Batch seven (corpus rows 1154-1262) was collected to be representative of what an
 engineer running the EAGLE-3 pipeline meets on a GPU host, labelled from its
