@@ -34,7 +34,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.supervisor import completion
+from eagle3tui.supervisor import completion, elastic_error
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.deadlines import deadline, due, seconds_left
@@ -752,7 +752,7 @@ class Driver:
             self._alert("info", "stage-stopped", st.reason or "stopped", rec, **details)
         elif st.state == StageState.FAILED:
             details["last_errors"] = w.tail_errors(8)
-            cause = w.cause()
+            cause = elastic_error.explain(w.cause(), rec.extra)  # torchrun's record leads, when it wrote one
             if cause is not None:
                 # The quote under the message is the cause, not the last warning.
                 details.update(cause=cause, line=cause.get("line"), text=cause.get("text"),
