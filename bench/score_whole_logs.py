@@ -47,11 +47,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from log_timestamps import replay_pauses  # noqa: E402
+
+from eagle3tui.logs.ranks import signal_name  # noqa: E402
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 MANIFEST = FIXTURES / "manifest.jsonl"
 OUTCOMES = ("died", "completed", "serving")
 # The exception a line states, from its class name on ("ValueError: To serve ...").
 _EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:.*$")
+# torchrun's report of the first child it saw fail (eagle3tui.logs.ranks reads the same line).
+_LAUNCHER_FAILED = re.compile(r"\bfailed \(exitcode: (-?\d{1,4})\) local_rank: (\d{1,5}) \(pid: (\d{1,9})\)")
 # Fatal verdicts this many lines apart are one error written in parts (the
 # failure alert joins them the same way: stage_alerts.CAUSE_GAP_LINES).
 GAP = 2
@@ -285,6 +289,12 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
         m = _EXCEPTION.search(line)
         needle = (m.group(0) if m else line.strip())[:50]
         names_cause = message.startswith("failed: ") and needle in message
+        if (k := _LAUNCHER_FAILED.search(line)) is not None and message.startswith("failed: "):
+            # torchrun's "failed (exitcode: -9) local_rank: 4 (pid: 208585)": named when the
+            # message says which process and how it ended, in whatever words.
+            code = int(k.group(1))
+            how = signal_name(code) if code < 0 else f"code {code}"
+            names_cause = f"pid {k.group(3)}" in message and bool(how) and str(how) in message
     out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
                one_page=out["critical_pages"] == ["stage-failed"],
                one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
