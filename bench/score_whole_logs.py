@@ -1,6 +1,6 @@
 """Replay whole recorded logs through the real supervisor and score its alerts.
 
-    .venv/bin/python bench/score_whole_logs.py [--only ID ...] [--json OUT] [--fixtures DIR]
+    .venv/bin/python bench/score_whole_logs.py [--only ID ...] [--json OUT] [--fixtures DIR] [--pace P]
 
 Excerpt scoring (bench/score_corpus.py) judges a few lines at a time; it
 cannot say whether one failure gives one clear alert, because "what the
@@ -44,40 +44,53 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from log_timestamps import replay_pauses  # noqa: E402
+
+from eagle3tui.logs.ranks import signal_name  # noqa: E402
 FIXTURES = ROOT / "tests" / "fixtures" / "whole_logs"
 MANIFEST = FIXTURES / "manifest.jsonl"
 OUTCOMES = ("died", "completed", "serving")
 # The exception a line states, from its class name on ("ValueError: To serve ...").
 _EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b:.*$")
+# torchrun's report of the first child it saw fail (eagle3tui.logs.ranks reads the same line).
+_LAUNCHER_FAILED = re.compile(r"\bfailed \(exitcode: (-?\d{1,4})\) local_rank: (\d{1,5}) \(pid: (\d{1,9})\)")
 # Fatal verdicts this many lines apart are one error written in parts (the
 # failure alert joins them the same way: stage_alerts.CAUSE_GAP_LINES).
 GAP = 2
 
-# Prints the recorded log as the process did, then ends as it ended. A small
-# pause per line lets the driver see the log grow over several polls, as it
-# would a live process, without making a 1,000-line log take minutes.
+# Prints the recorded log as the process did, then ends as it ended. Before each line it
+# pauses as long as the file of pauses says: the gap the log's own timestamps give (capped,
+# bench/log_timestamps.py), or a fixed 3 ms per line for a log without timestamps, so that
+# the driver sees the log grow over several polls, as it would a live process, without
+# making a long job take its hours.
 REPLAY = textwrap.dedent("""
-    import signal, sys, time
-    log, code, marker, linger, stop = (sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]),
-                                       int(sys.argv[5]))
+    import json, signal, sys, time
+    log, code, marker, linger, stop, pauses = (sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]),
+                                               int(sys.argv[5]), sys.argv[6])
     lines = open(log, encoding="utf-8").read().splitlines(keepends=True)
-    def show(part):
-        for line in part:
-            sys.stdout.write(line)
+    pause = json.load(open(pauses))
+    def show(lo, hi):
+        for i in range(lo, hi):
+            if pause[i] > 0:
+                time.sleep(pause[i])
+            sys.stdout.write(lines[i])
             sys.stdout.flush()
-            time.sleep(0.003)
     def on_term(signum, frame):
-        show(lines[stop - 1:])  # what the recorded process printed once it was told to stop
+        show(stop - 1, len(lines))  # what the recorded process printed once it was told to stop
         sys.exit(code)
     if stop:
         signal.signal(signal.SIGTERM, on_term)
-    show(lines[:stop - 1] if stop else lines)
+    show(0, stop - 1 if stop else len(lines))
     if marker != "-":
         open(marker, "w").close()
     if linger > 0:
         time.sleep(linger)
     sys.exit(code)
 """)
+PACES = ("timestamps", "fixed")
+PACE = "timestamps"  # --pace: the log's own gaps, or the fixed 3 ms per line of earlier runs
 
 # The service's client: done once the service printed its whole log, or
 # after ``wait`` seconds (the service died before that). Then it idles a
@@ -128,9 +141,20 @@ command = {argv}
 """ + "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items())
 
 
+def write_pauses(log: Path, work: Path, pace: str | None = None) -> float:
+    """Write the replay's pause before each line of ``log`` to ``work``/pauses.json; their sum."""
+    with open(log, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    pauses = replay_pauses(lines) if (pace or PACE) == "timestamps" else [0.003] * len(lines)
+    (work / "pauses.json").write_text(json.dumps(pauses))
+    return sum(pauses)
+
+
 def _stages_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
     py = json.dumps(sys.executable)
     log = json.dumps(str(FIXTURES / f"{row['id']}.log"))
+    pauses = json.dumps(str(work / "pauses.json"))
+    replay_s = write_pauses(FIXTURES / f"{row['id']}.log", work)
     replay = json.dumps(str(work / "replay.py"))
     marker = work / "printed"
     code = int(row.get("exit_code") if row.get("exit_code") is not None else
@@ -139,7 +163,7 @@ def _stages_toml(row: dict[str, Any], work: Path) -> tuple[str, str]:
         return (f"""
 [[stage]]
 name = "job"
-command = [{py}, {replay}, {log}, "{code}", "-", "0", "0"]
+command = [{py}, {replay}, {log}, "{code}", "-", "0", "0", {pauses}]
 stop_grace = "3s"
 """, "job")
     # A serving log lingers (it is still serving); a dead or finished one ends.
@@ -152,13 +176,13 @@ stop_grace = "3s"
 [[stage]]
 name = "serve"
 kind = "service"
-command = [{py}, {replay}, {log}, "{code}", {json.dumps(str(marker))}, "{linger}", "{stop}"]
+command = [{py}, {replay}, {log}, "{code}", {json.dumps(str(marker))}, "{linger}", "{stop}", {pauses}]
 stop_grace = "3s"
 
 [[stage]]
 name = "client"
 depends_on = ["serve"]
-command = [{py}, {client}, {json.dumps(str(marker))}, "20"]
+command = [{py}, {client}, {json.dumps(str(marker))}, "{20 + replay_s:.1f}"]
 """, "serve")
 
 
@@ -265,6 +289,12 @@ def judge(row: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
         m = _EXCEPTION.search(line)
         needle = (m.group(0) if m else line.strip())[:50]
         names_cause = message.startswith("failed: ") and needle in message
+        if (k := _LAUNCHER_FAILED.search(line)) is not None and message.startswith("failed: "):
+            # torchrun's "failed (exitcode: -9) local_rank: 4 (pid: 208585)": named when the
+            # message says which process and how it ended, in whatever words.
+            code = int(k.group(1))
+            how = signal_name(code) if code < 0 else f"code {code}"
+            names_cause = f"pid {k.group(3)}" in message and bool(how) and str(how) in message
     out.update(one_critical=len(crit) == 1, stage_failed=len(failed), message_names_cause=names_cause,
                one_page=out["critical_pages"] == ["stage-failed"],
                one_alert_per_failure=len(fatal_alerts) <= 1 and len(failed) == 1,
@@ -338,7 +368,7 @@ def run(rows: list[dict[str, Any]], keep: Path | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    global FIXTURES  # --fixtures points the replay (_stages_toml) and the judge at another folder
+    global FIXTURES, PACE  # --fixtures points the replay (_stages_toml) and the judge at another folder
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="ids to replay (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-log results and totals here")
@@ -351,8 +381,12 @@ def main(argv: list[str] | None = None) -> int:
                          "one page at critical, calm runs on none at any level)")
     ap.add_argument("--log-warnings", choices=("true", "false"),
                     help="the pager's [alerts] log_warnings (default: the config's)")
+    ap.add_argument("--pace", choices=PACES, default=PACE,
+                    help="pause before each line: the gap the log's own timestamps give, each capped at 2 s "
+                         "and 20 s in all (default), or a fixed 3 ms per line")
     args = ap.parse_args(argv)
     FIXTURES = args.fixtures.resolve()
+    PACE = args.pace
     rows = [r for r in load_manifest(FIXTURES / "manifest.jsonl") if not args.only or r["id"] in args.only]
     pager = {"min_level": args.pager_level, "hold_fatal": args.hold_fatal,
              "log_warnings": None if args.log_warnings is None else args.log_warnings == "true"}

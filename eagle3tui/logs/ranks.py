@@ -292,6 +292,11 @@ def find_incident(fatals: Sequence[Mapping[str, Any]], lines: Mapping[int, str],
     elif failed_line is not None and cause.exitcode is None and failed_line.local_rank == cause.local_rank:
         cause = RankFailure(cause.line, cause.rank, cause.local_rank, failed_line.exitcode, failed_line.pid,
                             failed_line.signal)
+    elif (failed_line is not None and failed_line.line < cause.line and failed_line.pid == cause.pid
+          and failed_line.local_rank == cause.local_rank):
+        # The box repeats the failure its launcher reported first: the cause is at that first report.
+        cause = RankFailure(failed_line.line, cause.rank, cause.local_rank, cause.exitcode, cause.pid,
+                            cause.signal, cause.what, cause.rule)
     # 3. No launcher's report: the first rank that failed in its own words ("[rank15]: ...OutOfMemoryError").
     ranked = [f for f in evs if _rank_of(f.get("worker")) is not None and str(f.get("rule")) not in CONSEQUENCE_RULES]
     if cause is None:

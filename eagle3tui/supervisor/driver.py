@@ -34,7 +34,7 @@ from eagle3tui.atomic import atomic_write_json
 from eagle3tui.config import PipelineConfig, StageConfig, load_config, parse_overrides
 from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
-from eagle3tui.supervisor import completion
+from eagle3tui.supervisor import completion, elastic_error
 from eagle3tui.supervisor.acceptance_alert import ALERT_KIND as ACCEPTANCE_LOW
 from eagle3tui.supervisor.acceptance_alert import AcceptanceGuard
 from eagle3tui.supervisor.deadlines import deadline, due, seconds_left
@@ -77,6 +77,7 @@ from eagle3tui.telemetry.collector import (
     summarize,
 )
 from eagle3tui.telemetry.node_report import read_report, witness_of
+from eagle3tui.telemetry.oom_kill import failure_lead as oom_lead
 from eagle3tui.telemetry.xid import XidWatch, failure_lead
 from eagle3tui.trusted import NotRegularFile, UntrustedFile
 
@@ -742,6 +743,7 @@ class Driver:
         # Repeats held back for this attempt go out now, before the line that says it ended.
         self.hub.flush_attempt(rec.stage, rec.attempt)
         xids = self.xids.take(stage.name)
+        ooms = self.xids.ooms.take(stage.name)
         duration = (rec.ended_at or now) - (rec.started_at or rec.launched_at)
         details: dict[str, Any] = {"exit_code": rec.exit_code, "signal": signal_name(rec.signal),
                                    "duration_s": round(duration, 3)}
@@ -752,7 +754,7 @@ class Driver:
             self._alert("info", "stage-stopped", st.reason or "stopped", rec, **details)
         elif st.state == StageState.FAILED:
             details["last_errors"] = w.tail_errors(8)
-            cause = w.cause()
+            cause = elastic_error.explain(w.cause(), rec.extra)  # torchrun's record leads, when it wrote one
             if cause is not None:
                 # The quote under the message is the cause, not the last warning.
                 details.update(cause=cause, line=cause.get("line"), text=cause.get("text"),
@@ -769,6 +771,11 @@ class Driver:
             if st.hint:
                 details["hint"] = st.hint
             message = failure_message(st, cause)
+            oom = oom_lead(ooms)
+            if oom:  # the kernel killed one of its processes for memory: that is why it died
+                details["oom_kill"] = [k.to_json() for k in ooms]
+                w.rules_seen.add("oom")  # the attempt's cause is the oom family (retry.on = ["oom"])
+                message = f"failed: {oom}; {message.removeprefix('failed: ')}"
             xid = failure_lead(xids)
             if xid:  # the GPU's fault explains what the log shows
                 details["xid"] = xid

@@ -20,6 +20,8 @@ from typing import Any
 import psutil
 
 from eagle3tui.config import StageConfig
+from eagle3tui.supervisor.elastic_error import ENV as ELASTIC_ENV
+from eagle3tui.supervisor.elastic_error import error_file_env
 from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
 from eagle3tui.supervisor.procs import create_time
 from eagle3tui.supervisor.records import RunRecord, RunStore
@@ -227,6 +229,10 @@ def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
         return rec
     env = stage_env(stage, rec.attempt)
     env["EAGLE3TUI_RUN_ID"] = rec.run_id
+    elastic = error_file_env(rec.argv, env, store.prefix(stage.name, rec.attempt))
+    if elastic:  # torchrun records its first failed child's exception there
+        env.update(elastic)
+        rec.extra["elastic_error_file"] = elastic[ELASTIC_ENV]
     with os.fdopen(append_regular(log), "ab") as out:
         proc = subprocess.Popen(
             wrapper_argv(stage, store, rec, rec.extra.get("driver")),

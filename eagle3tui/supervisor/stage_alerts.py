@@ -24,6 +24,7 @@ from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.follower import tail_lines
 from eagle3tui.logs.history import StageHistory
 from eagle3tui.logs.monitor import StageLogMonitor
+from eagle3tui.logs.logger_source import next_from_same_source
 from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
 from eagle3tui.supervisor.fatal_peek import FatalPeek
@@ -786,6 +787,15 @@ class StageWatch:
         """
         end = int(cause.get("end_line") or cause.get("line") or 0)
         last = self.monitor.line_no
+        start = int(cause.get("line") or end)
+        if start and last > start:
+            # The launcher's next record from the same logger source, after its kill lines and
+            # whatever its processes printed (their tracebacks), is its account of why it killed them.
+            lines = log_tail_lines(self.monitor.path, min(last, end + LAUNCHER_REPORT_LINES), start)
+            found = next_from_same_source(lines, start, start)
+            if found is not None:
+                cause["end_line"], cause["text"] = max(end, found[0]), found[1][:500]
+                return
         if not end or last <= end or last > end + CAUSE_GAP_LINES + 1:
             return  # the kill lines are not the end of the log
         lines = log_tail_lines(self.monitor.path, last, end + 1)

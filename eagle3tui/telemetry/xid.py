@@ -32,6 +32,8 @@ from typing import Any
 
 import psutil
 
+from eagle3tui.telemetry.oom_kill import OomKillWatch
+
 CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 SOURCE_ENV = "EAGLE3TUI_KERNEL_LOG"
 KMSG = "/dev/kmsg"
@@ -272,6 +274,7 @@ class XidWatch:
     uuid_by_bus: dict[str, str] = field(default_factory=dict)
     by_gpu: dict[str, dict[str, Any]] = field(default_factory=dict)  # GPU index (or bus) -> last event
     by_stage: dict[str, list[XidEvent]] = field(default_factory=dict)  # stage -> events of its attempt
+    ooms: OomKillWatch = field(default_factory=OomKillWatch)  # the OOM killer's kills, from the same lines
 
     @classmethod
     def from_env(cls) -> XidWatch:
@@ -297,7 +300,9 @@ class XidWatch:
             return []
         events = []
         gpu: dict[str, Any] | None = None
+        self.ooms.track(stage_roots)
         for line in self.log.read_lines():
+            self.ooms.feed(line)
             at = parse_gpu_at(line)
             if at is not None:
                 self.uuid_by_bus[at[0]] = at[1]
