@@ -28,8 +28,9 @@ from eagle3tui.supervisor.fatal_peek import _automaton
 from eagle3tui.textsafe import printable
 
 # Bytes read ahead per look: the automaton runs in C at several hundred MB/s, so
-# one look costs ~0.2 s, and a 3 GB backlog is covered in a few seconds.
-SCOUT_BYTES = 64 << 20
+# one look costs ~0.1 s, and a 3 GB backlog is covered in seconds (its bytes are held
+# once: the driver's peak RSS grows by this much while it is behind).
+SCOUT_BYTES = 32 << 20
 # Lines with a keyword judged per look at most (a flood of look-alikes costs a bound).
 SCOUT_LINES = 2000
 # Lines longer than this are judged by their head (the error is said first).
@@ -94,15 +95,15 @@ class BacklogScout:
         cut = data.rfind(b"\n") + 1
         if cut == 0:
             return []  # no complete line ahead yet
-        data = data[:cut]
+        # Lines past the last newline are left to the next look (no copy of the block is made).
         if isinstance(ac, list):
-            hits = sorted({data.find(k) for k in ac} - {-1})
+            hits = sorted({data.find(k, 0, cut) for k in ac} - {-1})
         else:
-            hits = [start for _k, start, _end in ac.find_matches_as_indexes(data)]
+            hits = [start for _k, start, _end in ac.find_matches_as_indexes(data) if start < cut]
         found: list[FatalAhead] = []
         judged = 0
         last_start = -1
-        stop_at = len(data)  # the look ends here: the next one goes on from it
+        stop_at = cut  # the look ends here: the next one goes on from it
         for at in hits:
             start = data.rfind(b"\n", 0, at) + 1
             if start == last_start:
