@@ -81,7 +81,9 @@ def writer(args: argparse.Namespace) -> int:
         due = int((time.monotonic() - t0) * rate)
         while sent < due:
             n = min(due - sent, 1 << 20, len(pool) - pos)
-            end = pool.rfind(b"\n", pos, pos + n) + 1 or pos + n  # whole lines per write
+            end = pool.rfind(b"\n", pos, pos + n) + 1  # whole lines per write
+            if end == 0:
+                break  # less than a line due: the next slice writes it (the fatal line is never glued)
             os.write(out, pool[pos:end])
             sent += end - pos
             pos = 0 if end >= len(pool) else end
