@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -32,6 +33,10 @@ def small_fs(tmp_path, pipeline):
     pipeline.kill_everything()
     subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=False)
     subprocess.run(["umount", "-l", str(mnt)], check=False)
+    # A keeper left running here found the emptied mount point and started the stage
+    # again (a wrapper that outlived the test): none may be left.
+    time.sleep(1.0)
+    assert not pipeline.wrappers_left(), "a stage wrapper or keeper outlived the test"
 
 
 def _stage(pipeline, small_fs, exit_code: int):
