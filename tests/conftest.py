@@ -3,6 +3,7 @@ cleanup of every process a test left behind (drivers and stage groups)."""
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import os
@@ -72,11 +73,33 @@ class Pipeline:
             return []
         return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
+    def running(self, stage: str, timeout: float = 20.0) -> dict:
+        """Wait until the stage's latest attempt runs (its record has a pid); that record."""
+        return wait_for(lambda: (recs := self.records(stage)) and recs[-1].get("pid") and recs[-1],
+                        timeout=timeout, what=f"{stage} running")
+
     def driver_pid(self) -> int | None:
         try:
             return json.loads((self.state_dir / "driver.json").read_text())["pid"]
         except (OSError, ValueError, KeyError):
             return None
+
+    def wrappers_left(self) -> list[int]:
+        """Live stage wrappers and keepers of this state directory (``stagewrap.py`` naming it)."""
+        import psutil
+
+        state = str(self.state_dir)
+        out = []
+        for proc in psutil.process_iter(["cmdline"]):
+            cmd = proc.info.get("cmdline") or []
+            if any(a.endswith("stagewrap.py") for a in cmd) and any(
+                    a == state or a.startswith(state + "/") for a in cmd):
+                try:
+                    if proc.status() != psutil.STATUS_ZOMBIE:
+                        out.append(proc.pid)
+                except psutil.Error:
+                    continue
+        return out
 
     def kill_everything(self) -> None:
         # The keeper and the wrappers first: they would start a driver again.
@@ -120,6 +143,34 @@ class Pipeline:
             except (OSError, ValueError, KeyError):
                 pass
 
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def fill_to_enospc(directory: Path) -> None:
+    """Fill the filesystem of ``directory`` (a small tmpfs) until writes fail with ENOSPC.
+
+    Two files: 64 KiB writes, then 512-byte ones for the last bytes of slack."""
+    for name, chunk in (("filler", 65536), ("filler2", 512)):
+        with open(directory / name, "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * chunk)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC
+
+
+def free_filled(directory: Path) -> None:
+    """Remove what :func:`fill_to_enospc` wrote."""
+    for name in ("filler", "filler2"):
+        (directory / name).unlink(missing_ok=True)
 
 
 def bench_module(name: str) -> ModuleType:

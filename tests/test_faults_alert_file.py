@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import fill_to_enospc, free_filled
 
 from eagle3tui.alerts.log import AlertLog, JsonlTail, read_alerts
 from eagle3tui.alerts.model import Alert
@@ -30,21 +31,6 @@ def small_fs(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def _fill(directory) -> None:
-    for name, chunk in (("filler", 65536), ("filler2", 512)):
-        with open(directory / name, "wb", buffering=0) as f:
-            try:
-                while True:
-                    f.write(b"\0" * chunk)
-            except OSError as e:
-                assert e.errno == errno.ENOSPC
-
-
-def _free(directory) -> None:
-    for name in ("filler", "filler2"):
-        (directory / name).unlink(missing_ok=True)
-
-
 def _lines(path) -> list[dict]:
     """Every line of the file parsed as JSON: a glued or torn line fails here."""
     return [json.loads(line) for line in path.read_bytes().decode("ascii").splitlines() if line]
@@ -55,7 +41,7 @@ def test_full_disk_cuts_a_torn_alert_and_the_next_one_starts_clean(small_fs):
     log = AlertLog(path)
     log.append(Alert(level="info", kind="first", message="before the disk filled"))
     before = path.stat().st_size
-    _fill(small_fs)
+    fill_to_enospc(small_fs)
     # Longer than the slack of the file's last page: tmpfs takes a part, then refuses.
     with pytest.raises(OSError) as failed:
         log.append(Alert(level="critical", kind="long", message="x" * 20000))
@@ -63,7 +49,7 @@ def test_full_disk_cuts_a_torn_alert_and_the_next_one_starts_clean(small_fs):
     assert path.stat().st_size == before, "the torn part was cut at once"
     assert failed.value.filename == str(path), "the failure names the alerts file"
     assert log.take_error() is not None, "the failed write is reported to the driver"
-    _free(small_fs)
+    free_filled(small_fs)
     log.append(Alert(level="critical", kind="after", message="once space returned"))
     log.close()
     assert [a["kind"] for a in _lines(path)] == ["first", "after"]

@@ -88,8 +88,7 @@ def test_wall_clock_step_during_stop_grace_sends_no_early_sigkill(pipeline):
                               env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"),
-                 what="job running")
+        pipeline.running("job")
         got = pipeline.cli("stop", "job", timeout=30)
         assert got.returncode == 0, got.stderr
         wait_for(lambda: pipeline.stage("job")["state"] == "stopped", timeout=30, what="job stopped")

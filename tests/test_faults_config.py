@@ -119,7 +119,7 @@ def test_lost_stage_keeps_reason_and_hint(pipeline):
         command = ["sleep", "300"]
     """)
     pipeline.cli("start", "s", check=True)
-    wait_for(lambda: pipeline.records("s") and pipeline.records("s")[0].get("pid"), what="running")
+    pipeline.running("s")
     rec = pipeline.records("s")[0]
     os.kill(rec["wrapper_pid"], signal.SIGKILL)  # the wrapper dies: nobody records the exit
     os.killpg(rec["pgid"], signal.SIGKILL)

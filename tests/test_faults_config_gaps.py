@@ -69,8 +69,7 @@ def test_broken_file_on_disk_does_not_block_status_and_stop(pipeline):
         stop_grace = "1s"
     """)
     pipeline.cli("start", "job", check=True)
-    wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"),
-             what="job running")
+    pipeline.running("job")
     pipeline.config.write_text(pipeline.config.read_text() + "\n[[stage]\nname = \n")
     r = pipeline.cli("status", "--json")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)

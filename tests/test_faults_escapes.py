@@ -15,7 +15,7 @@ import textwrap
 import time
 
 import psutil
-from conftest import wait_for
+from conftest import alive, wait_for
 
 from eagle3tui.alerts.model import Alert
 from eagle3tui.alerts.notifier import Notifier
@@ -43,13 +43,6 @@ ESCAPER = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _escaper(pipeline, mode: str) -> int:
     script = pipeline.root / "escaper.py"
     script.write_text(ESCAPER)
@@ -75,7 +68,7 @@ def _stop_ends_it(pipeline, pid: int) -> None:
              what="the stage to end")
     st = pipeline.stage("train")
     # Reported stopped only once nothing of it runs: at that moment the escaper is gone.
-    assert not _alive(pid), f"the stage is {st['state']} but its child {pid} survived the stop"
+    assert not alive(pid), f"the stage is {st['state']} but its child {pid} survived the stop"
     assert st["state"] == "stopped", st
 
 
@@ -112,7 +105,7 @@ def test_timed_out_alert_command_leaves_no_setsid_children(tmp_path):
     wait_for(lambda: problems, timeout=20, what="the timeout")
     assert [p.kind for p in problems] == ["notifier-timeout"]
     try:
-        wait_for(lambda: not any(_alive(p) for p in pids), timeout=10,
+        wait_for(lambda: not any(alive(p) for p in pids), timeout=10,
                  what="the command and its setsid children gone")
     finally:
         for p in pids:

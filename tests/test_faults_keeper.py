@@ -14,19 +14,11 @@ import signal
 import time
 
 import psutil
-from conftest import wait_for
+from conftest import alive, wait_for
 
 # The documented number (docs/reliability.md): written out, so the test checks the promise.
 KEEPER_MAX_CRASHES = 5
 STARTING = "no driver holds the lock: starting one"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _drivers(pipeline) -> list[int]:
@@ -40,7 +32,7 @@ def _drivers(pipeline) -> list[int]:
         except OSError:
             continue
         if b"eagle3tui.supervisor.driver" in cmd and str(pipeline.config).encode() in cmd \
-                and _alive(int(pid)):
+                and alive(int(pid)):
             out.append(int(pid))
     return out
 
@@ -54,12 +46,12 @@ def test_keeper_gives_up_on_a_driver_that_crashes_at_every_start(pipeline):
     """)
     pipeline.cli("start", "flaky", check=True)
     wait_for(lambda: "retry-scheduled" in [a["kind"] for a in pipeline.alerts()], what="retry scheduled")
-    keeper = wait_for(lambda: _alive(k := json.loads((pipeline.state_dir / "keeper.json").read_text())["pid"])
+    keeper = wait_for(lambda: alive(k := json.loads((pipeline.state_dir / "keeper.json").read_text())["pid"])
                       and k, what="the keeper running")
     wait_for(lambda: _drivers(pipeline) == [pipeline.driver_pid()], what="one driver left")
     pipeline.config.write_text("[[stage]\nname = \n")  # broken on disk: every driver exits 2
     os.kill(pipeline.driver_pid(), signal.SIGKILL)
-    wait_for(lambda: not _alive(keeper), timeout=120, interval=0.2,
+    wait_for(lambda: not alive(keeper), timeout=120, interval=0.2,
              what="the keeper to give up (it restarts a failing driver forever)")
     log = (pipeline.state_dir / "driver.log").read_text()
     assert log.count(STARTING) == KEEPER_MAX_CRASHES, log
@@ -82,7 +74,7 @@ def test_keeper_goes_on_restarting_drivers_that_are_killed(pipeline):
     keeper = json.loads((pipeline.state_dir / "keeper.json").read_text())["pid"]
     seen: set[int] = set()
     for _ in range(KEEPER_MAX_CRASHES + 2):
-        pid = wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and _alive(p) and p,
+        pid = wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and alive(p) and p,
                        timeout=30, what="a driver started by the keeper")
         seen.add(pid)
         # The keeper looks every 0.5 s; a driver it never saw alive makes it back off
@@ -90,7 +82,7 @@ def test_keeper_goes_on_restarting_drivers_that_are_killed(pipeline):
         wait_for(lambda pid=pid: time.time() - psutil.Process(pid).create_time() > 1.5,
                  what="the driver seen alive by the keeper")
         os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and _alive(p), timeout=30,
+    wait_for(lambda: (p := pipeline.driver_pid()) not in seen and p and alive(p), timeout=30,
              what="the keeper starting a driver again after every kill")
-    assert _alive(keeper)
+    assert alive(keeper)
     assert "driver-keeps-crashing" not in [a["kind"] for a in pipeline.alerts()]

@@ -24,11 +24,6 @@ import time
 from conftest import wait_for
 
 
-def _running(pipeline, stage: str) -> dict:
-    return wait_for(lambda: pipeline.records(stage) and pipeline.records(stage)[-1].get("pid")
-                    and pipeline.records(stage)[-1], what=f"{stage} running")
-
-
 def test_logs_refuses_a_symlink_at_the_log_path(pipeline, tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("root:$6$very-secret-hash:19000:0:99999:7:::\n")
@@ -89,7 +84,7 @@ def test_log_replaced_by_a_fifo_while_running_is_refused_and_stop_still_works(pi
         log = "{log}"
     """)
     pipeline.cli("start", "job", check=True)
-    _running(pipeline, "job")
+    pipeline.running("job")
     wait_for(lambda: "working" in log.read_text(), what="output")
     log.unlink()
     os.mkfifo(log)
@@ -131,7 +126,7 @@ def test_rename_and_create_rotation_loses_no_line(pipeline, tmp_path):
         log = "{log}"
     """)
     pipeline.cli("start", "job", check=True)
-    _running(pipeline, "job")
+    pipeline.running("job")
     wait_for(lambda: log.read_text().count("step") >= 3, what="steps")
     # logrotate without copytruncate: rename, then create a new empty file.
     os.rename(log, tmp_path / "job.log.1")

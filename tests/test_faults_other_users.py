@@ -98,8 +98,7 @@ def test_result_planted_at_the_old_fallback_path_never_finishes_a_running_stage(
     assert done.returncode == 0, done.stderr
     try:
         pipeline.cli("start", "evaluate", check=True)
-        wait_for(lambda: pipeline.records("train") and pipeline.records("train")[0].get("pid"),
-                 what="train running")
+        pipeline.running("train")
         _evaluate_ran_after_train(pipeline, gate)
         fallback = pipeline.records("train")[0]["extra"]["result_fallback"]
         parent = os.lstat(os.path.dirname(fallback))
@@ -118,8 +117,7 @@ def test_result_planted_at_the_old_fallback_path_never_finishes_a_running_stage(
 def test_result_file_not_ours_is_refused_with_an_alert(pipeline, intruder, how):
     gate = _gated_pipeline(pipeline)
     pipeline.cli("start", "evaluate", check=True)
-    wait_for(lambda: pipeline.records("train") and pipeline.records("train")[0].get("pid"),
-             what="train running")
+    pipeline.running("train")
     # What a group member could leave in a run directory an older version
     # made group-writable (umask 002): a result that says "done, exit 0".
     result = pipeline.state_dir / "runs" / "train" / "0001.result.json"
@@ -299,7 +297,7 @@ def test_marker_with_the_attempts_mac_is_still_believed(pipeline):
         command = ["sleep", "300"]
     """)
     pipeline.cli("start", "job", check=True)
-    wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"), what="running")
+    pipeline.running("job")
     rec = pipeline.records("job")[0]
     started = json.loads((pipeline.state_dir / "runs" / "job" / "0001.started.json").read_text())
     # What a wrapper that could write nowhere else prints, with the attempt's key.

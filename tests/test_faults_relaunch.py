@@ -110,8 +110,7 @@ def test_pipeline_advances_after_driver_kill_without_front_end(pipeline):
         command = ["true"]
     """)
     pipeline.cli("start", "--all", check=True)
-    wait_for(lambda: pipeline.records("first") and pipeline.records("first")[0].get("pid"),
-             what="first running")
+    pipeline.running("first")
     dead = pipeline.driver_pid()
     os.kill(dead, signal.SIGKILL)
     gate.touch()
@@ -137,8 +136,7 @@ def test_zero_byte_record_of_running_stage_never_launches_again(pipeline):
         command = ["sh", "-c", "echo x >> {marker}; while [ ! -e {gate} ]; do sleep 0.05; done"]
     """)
     pipeline.cli("start", "long", check=True)
-    wait_for(lambda: pipeline.records("long") and pipeline.records("long")[0].get("pid"),
-             what="long running")
+    pipeline.running("long")
     os.kill(pipeline.driver_pid(), signal.SIGKILL)
     (pipeline.state_dir / "runs/long/0001.json").write_bytes(b"")
     r = pipeline.cli("start", "long")
@@ -202,8 +200,7 @@ def test_driver_killed_before_saving_wrapper_pid_is_not_lost(pipeline):
         retry = {{ max_attempts = 3, backoff = "0s", on = ["exit:1"] }}
     """)
     pipeline.cli("start", "flaky", check=True)
-    wait_for(lambda: pipeline.records("flaky") and pipeline.records("flaky")[0].get("pid"),
-             what="running")
+    pipeline.running("flaky")
     os.kill(pipeline.driver_pid(), signal.SIGKILL)
     path = pipeline.state_dir / "runs/flaky/0001.json"
     rec = json.loads(path.read_text())

@@ -14,9 +14,8 @@ import signal
 import sys
 import textwrap
 
-import psutil
 
-from conftest import wait_for
+from conftest import alive, wait_for
 
 STUBBORN = textwrap.dedent("""
     import os, signal, subprocess, sys, time
@@ -41,13 +40,6 @@ STUBBORN = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _setup(pipeline, grace: str = "1s"):
     script = pipeline.root / "stubborn.py"
     script.write_text(STUBBORN)
@@ -62,7 +54,7 @@ def _setup(pipeline, grace: str = "1s"):
     wait_for(lambda: pids_file.exists() and len(pids_file.read_text().split()) == 3,
              what="the stage's children")
     pids = [int(x) for x in pids_file.read_text().split()]
-    assert all(_alive(p) for p in pids)
+    assert all(alive(p) for p in pids)
     main_pid = pipeline.records("gpu")[0]["pid"]
     return pids, main_pid
 
@@ -71,8 +63,8 @@ def test_stop_kills_children_that_ignore_sigterm_and_left_the_group(pipeline):
     pids, main_pid = _setup(pipeline)
     r = pipeline.cli("stop", "gpu")
     assert r.returncode == 0, r.stderr
-    wait_for(lambda: not _alive(main_pid), timeout=5, what="main process gone on SIGTERM")
-    wait_for(lambda: not any(_alive(p) for p in pids), timeout=15,
+    wait_for(lambda: not alive(main_pid), timeout=5, what="main process gone on SIGTERM")
+    wait_for(lambda: not any(alive(p) for p in pids), timeout=15,
              what="every descendant gone after the grace period")
     wait_for(lambda: pipeline.stage("gpu")["state"] == "stopped", what="stage stopped")
     wait_for(lambda: "stage-killed" in [a["kind"] for a in pipeline.alerts()],
@@ -85,7 +77,7 @@ def test_stop_completes_without_any_driver(pipeline):
     r = pipeline.cli("stop", "gpu")
     assert r.returncode == 0, r.stderr
     os.kill(pipeline.driver_pid(), signal.SIGKILL)
-    wait_for(lambda: not any(_alive(p) for p in pids + [main_pid]), timeout=20,
+    wait_for(lambda: not any(alive(p) for p in pids + [main_pid]), timeout=20,
              what="every descendant gone with no driver")
     result = pipeline.state_dir / "runs/gpu/0001.result.json"
     wait_for(result.exists, what="the wrapper's result")
@@ -105,4 +97,4 @@ def test_leftovers_end_with_the_stage(pipeline):
     r = pipeline.cli("start", "leaky", "--wait", "--timeout", "40")
     assert r.returncode == 0, r.stdout + r.stderr
     pid = int(marker.read_text())
-    assert not _alive(pid), "the stage's orphan outlived the stage"
+    assert not alive(pid), "the stage's orphan outlived the stage"

@@ -11,43 +11,32 @@ writing, which the driver always has).
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import fill_to_enospc, wait_for
 from eagle3tui.supervisor.lock import lock_held
 
 
 @pytest.fixture
-def small_fs(tmp_path):
+def small_fs(tmp_path, pipeline):
     mnt = tmp_path / "state"
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
     yield mnt
+    # While the records, keeper.json and driver.json are still there to say who runs:
+    # once unmounted, the pipeline fixture's clean-up finds none of them.
+    pipeline.kill_everything()
     subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=False)
     subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
-def _fill(directory) -> None:
-    with open(directory / "filler", "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError as e:
-            assert e.errno == errno.ENOSPC
-    # Inode-level slack on tmpfs is per page: fill the last bytes too.
-    try:
-        with open(directory / "filler2", "wb") as f:
-            while True:
-                f.write(b"\0" * 512)
-                f.flush()
-    except OSError:
-        pass
+    # A keeper left running here found the emptied mount point and started the stage
+    # again (a wrapper that outlived the test): none may be left.
+    time.sleep(1.0)
+    assert not pipeline.wrappers_left(), "a stage wrapper or keeper outlived the test"
 
 
 def _stage(pipeline, small_fs, exit_code: int):
@@ -63,14 +52,13 @@ def _stage(pipeline, small_fs, exit_code: int):
     """)
     pipeline.state_dir = small_fs
     pipeline.cli("start", "job", check=True)
-    wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"),
-             what="job running")
+    pipeline.running("job")
     return gate
 
 
 def test_full_state_dir_keeps_exit_code_and_alerts_once_space_returns(pipeline, small_fs):
     gate = _stage(pipeline, small_fs, 3)
-    _fill(small_fs)
+    fill_to_enospc(small_fs)
     gate.touch()
     wrapper = pipeline.records("job")[0]["wrapper_pid"]
     wait_for(lambda: not os.path.exists(f"/proc/{wrapper}") or
@@ -85,6 +73,8 @@ def test_full_state_dir_keeps_exit_code_and_alerts_once_space_returns(pipeline, 
     crit = [a for a in pipeline.alerts() if a["kind"] in ("result-write-failed", "state-dir-unwritable")]
     assert all(a["level"] == "critical" for a in crit)
     wait_for(lambda: pipeline.stage("job")["state"] == "failed", what="failed, exit 3")
+    # Nothing is left running: the driver goes idle, and its keeper with it.
+    wait_for(lambda: not pipeline.wrappers_left(), timeout=30, what="no stage wrapper or keeper left")
 
 
 @pytest.fixture
@@ -121,8 +111,7 @@ def test_state_dir_deleted_under_live_driver(pipeline):
         log = "{pipeline.root}/job.log"
     """)
     pipeline.cli("start", "job", check=True)
-    wait_for(lambda: pipeline.records("job") and pipeline.records("job")[0].get("pid"),
-             what="job running")
+    pipeline.running("job")
     driver = pipeline.driver_pid()
     # Like `rm -rf`: the driver may write a file while the tree is removed.
     shutil.rmtree(pipeline.state_dir, ignore_errors=True)

@@ -38,7 +38,8 @@ def _automaton(rules: RuleSet) -> Any:
     kws = fatal_keywords(rules)
     ac: Any = None
     if kws and _ahocorasick is not None:
-        ac = _ahocorasick.BytesAhoCorasick(kws)
+        # A DFA: twice the contiguous NFA's speed on GPU-job logs (the backlog scout reads GBs).
+        ac = _ahocorasick.BytesAhoCorasick(kws, implementation=_ahocorasick.Implementation.DFA)
     elif kws:
         ac = kws  # no automaton: plain substring tests
     _AUTOMATA.clear()  # one rule set at a time (a reload replaces it)

@@ -27,6 +27,7 @@ from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.logger_source import next_from_same_source
 from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
+from eagle3tui.supervisor.backlog import BacklogScout, FatalAhead
 from eagle3tui.supervisor.fatal_peek import FatalPeek
 from eagle3tui.supervisor.records import RunRecord
 
@@ -200,6 +201,9 @@ class StageWatch:
         self._peek = FatalPeek(rec.log)
         self._catch_up_samples = 8  # the monitor's default, set below
         self.behind = False  # the last poll stopped at POLL_BYTES with more to read
+        # While behind, fatal lines ahead of the reader are found and alerted first.
+        self._scout = BacklogScout(rec.log, stage.name, stage.kind)
+        self._stop_offset: int | None = None  # the log's size at a stop asked for while behind
         self.started_at = rec.started_at or rec.launched_at
         self._ready_offset = rec.log_offset
         self._ready_log = rec.log
@@ -330,6 +334,11 @@ class StageWatch:
         self.monitor.samples_per_block = 1 if unread < LIVE_READ_BYTES else self._catch_up_samples
         events = self.monitor.poll(now, max_bytes=POLL_BYTES)
         self.behind = self.monitor.offset - start >= POLL_BYTES
+        self._draw_stop_line()
+        ahead: list[AlertTuple] = []
+        if self.behind and self.stop_line is None:
+            ahead = [self._ahead_alert(f) for f in self._scout.look(
+                self.monitor.offset, self.monitor.line_no, self.monitor.rules, limit=self._stop_offset)]
         if self._truncated_unseen or self.monitor.follower.resets != resets:
             # Truncated (copytruncate) or replaced: numbers restart, so does the mark.
             self._truncated_unseen = False
@@ -337,7 +346,7 @@ class StageWatch:
                                       text=f"{self.log_path} was truncated or replaced"))
         if self._stalled_at is not None and (self.monitor.last_news_at or 0) > self._stalled_at:
             self._stalled_at = None  # news resumed (the same wait printed again is none)
-        out = self._to_alerts(events)
+        out = ahead + self._to_alerts(events)
         problem = self.monitor.follower.problem
         if problem and problem != self._log_problem:
             # A FIFO or a link at the log's path: nothing it says can be read.
@@ -374,15 +383,40 @@ class StageWatch:
             return 0.0
         return max(0.0, (now or time.time()) - float(self.fatal.get("at") or 0.0))
 
-    def mark_stopping(self) -> int:
+    def mark_stopping(self) -> int | None:
         """A stop is about to be sent: what the log says from here on is not an alert.
 
-        Returns the last line read, which the driver keeps in the run record so
-        that a driver that reattaches draws the same line.
+        Returns the last line written before it, which the driver keeps in the run
+        record so that a driver that reattaches draws the same line. Behind a
+        backlog, that line is not known yet: the lines written before the stop are
+        still to be read (and alerted as usual); the line is drawn where the
+        reader passes the log's size at the stop, and None is returned.
         """
-        if self.stop_line is None:
+        if self.stop_line is None and self._stop_offset is None:
+            try:
+                size = os.stat(self.log_path).st_size
+            except OSError:
+                size = self.monitor.offset
+            if self.behind and size > self.monitor.offset:
+                self._stop_offset = size
+                return None
             self.stop_line = self.monitor.line_no
         return self.stop_line
+
+    def _draw_stop_line(self) -> None:
+        """The reader passed the log's size at the stop: the stop line is the last line before it."""
+        if self._stop_offset is None or self.stop_line is not None or self.monitor.offset < self._stop_offset:
+            return
+        over = self.monitor.offset - self._stop_offset
+        try:
+            fd = os.open(self.log_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                after = os.pread(fd, over, self._stop_offset).count(b"\n")
+            finally:
+                os.close(fd)
+        except OSError:
+            after = 0
+        self.stop_line = max(0, self.monitor.line_no - after)
 
     def finish(self, rec: RunRecord) -> list[AlertTuple]:
         """The attempt ended: settle tracebacks, report an early exit.
@@ -416,6 +450,7 @@ class StageWatch:
         # launcher, a server's "see root cause above"), not a new critical.
         already_failing = self.fatal is not None
         fatal_at: list[tuple[int, int, tuple[str | None, str]]] = []  # (index in out, line, (rule, text))
+        sent_ahead: set[int] = set()  # indexes in out of alerts the backlog scout already sent
         for ev in events:
             if ev.rule == _LOG_RESET:
                 # copytruncate or a new file: line numbers restart, so does the mark.
@@ -452,6 +487,8 @@ class StageWatch:
             alert = self._alert_for(ev)
             if alert:
                 if alert[1] == "fatal-log-event" and alert[0] == "critical":
+                    if ev.kind == "fatal" and ev.line in self._scout.reported:
+                        sent_ahead.add(len(out))  # alerted when the scout found it: pages, not again
                     fatal_at.append((len(out), ev.line or 0, (ev.rule, ev.text)))
                 out.append(alert)
         if fatal_at:
@@ -468,6 +505,8 @@ class StageWatch:
             for i, line, sig in fatal_at:
                 if (i, line, sig) != first and sig != self._paged:
                     out[i] = self._as_echo(out[i], of_line)
+            if sent_ahead:
+                out = [a for i, a in enumerate(out) if i not in sent_ahead]
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
@@ -478,6 +517,14 @@ class StageWatch:
             waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
             self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
+
+    @staticmethod
+    def _ahead_alert(f: FatalAhead) -> AlertTuple:
+        """A fatal line the backlog scout found ahead of the reader, alerted before it is read."""
+        details: dict[str, Any] = {"rule": f.rule, "explanation": f.explanation, "line": f.line,
+                                   "end_line": f.line, "text": f.text, "worker": f.worker,
+                                   "action": f.action or None, "read_ahead": True}
+        return ("critical", "fatal-log-event", f.explanation or f.text[:200], details)
 
     def _lead_with_rank(self, alert: AlertTuple) -> AlertTuple:
         """The paging fatal alert of a distributed job, led by the rank that failed (logs.ranks)."""
