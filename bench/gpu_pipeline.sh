@@ -2,13 +2,16 @@
 # The GPU run of issue 14: examples/smollm2-h200.toml under `eagle3tui --watch --run-all` on an H200.
 # No Python here: every step is a pipeline stage; this only moves files and starts/follows the supervisor.
 #
-# The 98 MB GGUF exceeds one transfer, so it travels in two halves, in two calls less than 30 s apart
-# (the machine stays warm that long; files under /root survive):
-#   here:    split -b 49181216 SmolLM2-135M-Instruct.Q4_1.gguf part.   -> part.aa into .whl/ (with the wheels
-#            gguf, watchdog, ahocorasick-rs for cp312), part.ab into the checkout's .w2/
-#   call 1 (carry .whl):              bash bench/gpu_pipeline.sh fetch1
-#   call 2 (carry the checkout):      bash bench/gpu_pipeline.sh run      # starts the supervisor, follows ~9 min
-#   call 3 (if it is still running):  bash bench/gpu_pipeline.sh follow   # follows to the end, collects results
+# The 98 MB GGUF exceeds one transfer beside the checkout, so it travels xz-compressed (86 MiB) in two halves,
+# in two calls less than 30 s apart (the machine stays warm that long; files under /root survive):
+#   here:    xz -6 -c SmolLM2-135M-Instruct.Q4_1.gguf | split -n 2 - part.   -> part.aa into an ignored folder
+#            A with the cp312 wheels (gguf, watchdog, ahocorasick-rs, inotify-simple, google-re2) under A/whl/,
+#            part.ab into an ignored folder B with tree.tar (this branch's eagle3tui/ pipeline/ examples/ bench/)
+#   call 1 (carry A):   CARRY=A bash bench/gpu_pipeline.sh fetch1
+#   call 2 (carry B):   mkdir -p /root/tree && tar -xf B/tree.tar -C /root/tree && cd /root/tree &&
+#                       CARRY=$OLDPWD/B bash bench/gpu_pipeline.sh run    # starts the supervisor, follows ~9 min
+#   calls 3+:           cd /root/tree && bash bench/gpu_pipeline.sh follow  # follows to the end, collects results
+# The supervisor runs from /root/tree, which later calls' working trees cannot replace.
 # Results in $OUT: watch.log (alerts), status.json (`status --json` at the end), status_samples.jsonl (every
 # 60 s while running), eval.json, train_metrics.jsonl, validation.jsonl, summaries.json (prepare, synthesise,
 # regenerate and resample summaries under those keys).
@@ -20,13 +23,14 @@ FOLLOW_S=${FOLLOW_S:-540}
 CONFIG=examples/smollm2-h200.toml
 mkdir -p "$OUT" "$W"
 export PYTHONPATH="$W/site:$PWD" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-CARRY=${CARRY:-.w2}  # where the carried files are (the gen-* modes)
+CARRY=${CARRY:-.w2}  # where the carried files are (part.ab for run; the gen-* modes)
 PY=python3
 E3TUI=($PY -m eagle3tui --config "$CONFIG" --set "out=$E3" --set "gguf=$W/model.gguf" ${SETS:-})
 
 collect() {
     "${E3TUI[@]}" status --json >"$OUT/status.json" 2>&1 || true
     [ -f "$E3/eval.json" ] && cp "$E3/eval.json" "$OUT/"
+    [ -f "$E3/eval-mix.json" ] && cp "$E3/eval-mix.json" "$OUT/"
     # At most 8 files come back from a call, so the data stages' summaries travel as one JSON object.
     local key file sep="{"
     for key in prepare:prepare.json synthesise:synth.jsonl.json regenerate:regen.json resample:regen-sampled.json; do
@@ -57,6 +61,7 @@ follow() {  # follow the supervisor until it exits or FOLLOW_S passes; sample `s
     echo "supervisor exited"
     collect
     grep -E 'evaluate: |pipeline complete|FAILED|failed' "$W/watch.log" | tail -n 20
+    grep -ahE '^evaluate: ' "$E3/.eagle3tui/logs/evaluate.log" "$E3/.eagle3tui/logs/evaluate-mix.log" 2>/dev/null | cut -c1-400
     grep -ahE 'train: online|train: [0-9]+ steps|train: .*resident' "$E3/.eagle3tui/logs/train.log" | cut -c1-400
 }
 
@@ -132,15 +137,17 @@ draft-speed)
     cp "$E/ckpt/metrics.jsonl" "$OUT/train_metrics.jsonl" 2>/dev/null || true
     ;;
 fetch1)
-    cp .whl/part.aa "$W/part.aa"
-    $PY -m pip install -q --no-index --no-deps --target "$W/site" .whl/*.whl
+    cp "${CARRY:-.whl}/part.aa" "$W/part.aa"
+    $PY -m pip install -q --no-index --no-deps --target "$W/site" "${CARRY:-.whl}"/whl/*.whl
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
     $PY -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
     df -h /root | tail -n 1
     ls -la "$W"
     ;;
 run)
-    [ -f "$W/model.gguf" ] || cat "$W/part.aa" .w2/part.ab >"$W/model.gguf"
+    [ -f "$W/model.gguf" ] || cat "$W/part.aa" "$CARRY/part.ab" |
+        $PY -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' >"$W/model.gguf"
+    sha256sum "$W/model.gguf"
     ls -la "$W/model.gguf"
     "${E3TUI[@]}" check | tail -n 3
     setsid nohup "${E3TUI[@]}" --watch --run-all >"$W/watch.log" 2>&1 &

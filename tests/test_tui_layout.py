@@ -36,7 +36,7 @@ async def test_every_default_stage_and_the_drift_column_are_on_screen(
         await wait_for(pilot, lambda: app.statuses and app.table.shown(), "the first state poll")
         await pilot.pause(0.2)
         names = [s.name for s in app.statuses]
-        assert len(names) == 9 and names[-1] == "evaluate"
+        assert len(names) == 10 and names[-1] == "evaluate"
         assert [app.table.names[i] for i in app.table.shown()] == names
         header = app.table.render_line(0).text
         assert "Drift" in header and "more" not in header, header
