@@ -151,7 +151,7 @@ def _footer_text(app: EagleApp) -> str:
 
 
 async def test_80x24_keeps_running_and_failed_stages_and_help_quit_in_view(tmp_path: Path) -> None:
-    # Fourteen stages, more than 80x24 has rows for (nine fit: test_tui_layout.py);
+    # Fourteen stages, more than 80x24 has rows for (ten fit: test_tui_layout.py);
     # the one that fails is the 13th and the one that runs the 14th.
     names = [f"s{i}" for i in range(1, 15)]
     parts = []
