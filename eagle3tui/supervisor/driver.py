@@ -92,10 +92,10 @@ FAILING_ANNOUNCE_S = 5.0
 # eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
 # at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
 COALESCE_S = 0.05
-# A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 0.25 s,
-# woken at once by a result file: at 1 s the stall verdict ran ahead of the GPU witness
-# (a flat GPU read as 'stalled', not a hang) and an Xid or a rotated log waited a pass.
-FULL_EVERY_S_INOTIFY = 0.25
+# A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 1 s,
+# woken at once by a result file; stage roots are refreshed after a launch and a
+# launched stage's log is opened at launch, so neither waits for this pass.
+FULL_EVERY_S_INOTIFY = 1.0
 PEEK_S = 0.004
 
 class ServiceProber:
