@@ -1,0 +1,80 @@
+"""The phase of a service's stream (starting, or ready) and what it changes in a verdict.
+
+A server says a lot while it starts: which backend it falls back to, that it pads its
+KV cache, that a kernel is not installed. Its own logger rates these WARNING, and they
+are harmless: nothing failed, and the server goes on to serve. Once it is ready, a
+WARNING is about the work it does (a request, the cache under load) and stays one.
+
+The phase is structural: ready when the stream carries a readiness marker (the
+``server-ready`` rule of the shipped pack, whose pattern, examples and sources are data
+there) or when the supervisor's readiness probe answered (:meth:`ServicePhase.mark_ready`).
+Before that, a WARNING record from a logger of the service (a header with a level and a
+source, not a Python ``warnings`` category), whose message the judge found nothing
+error-looking in (no exception class, no failure words: the judge holds such warnings,
+``held``), is the ``startup-notice`` family (families.toml). Everything else keeps the
+judge's verdict.
+
+Verdicts this module changes depend on the phase, so the monitor does not remember
+them for a template's later lines (:meth:`ServicePhase.judge` says when it changed one).
+"""
+
+from __future__ import annotations
+
+from eagle3tui.logs import families
+from eagle3tui.logs.anatomy import Shape, exception_line
+from eagle3tui.logs.judge import Verdict
+
+READY_RULE = "server-ready"  # the shipped pack's readiness marker (builtin_rules.toml)
+STARTUP_NOTICE = families.family_id("startup-notice")
+_PYTHON_WARNING = families.family_id("python-warning")
+
+
+class ServicePhase:
+    """Whether a service stream is still starting, or ready (and from which line)."""
+
+    __slots__ = ("ready_line",)
+
+    def __init__(self) -> None:
+        self.ready_line: int | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_line is not None
+
+    def mark_ready(self, no: int) -> None:
+        """The service is ready from line ``no`` (a readiness marker, or its probe answered)."""
+        if self.ready_line is None:
+            self.ready_line = no
+
+    def saw(self, rule_id: str | None, no: int) -> None:
+        """Note the rule a line matched: a readiness marker makes the service ready."""
+        if rule_id == READY_RULE:
+            self.mark_ready(no)
+
+    def judge(self, v: Verdict, sh: Shape) -> Verdict | None:
+        """The verdict the phase gives instead of ``v``, or None when it keeps ``v``."""
+        if self.ready_line is not None or not is_startup_notice(v, sh):
+            return None
+        fam = families.code_families()[STARTUP_NOTICE]
+        return Verdict("benign", STARTUP_NOTICE, fam.explanation, fam.action)
+
+
+def is_startup_notice(v: Verdict, sh: Shape) -> bool:
+    """Whether a verdict on a not-yet-ready service's line is a harmless start-up notice.
+
+    The line is a WARNING record of a logger (a level and a source in its header), not a
+    Python warning category, not NCCL's own line; the judge gave it the plain
+    ``python-warning`` verdict and did not hold it (holding means its message looked
+    like an error); and its message names no exception.
+    """
+    return (
+        v.kind == "warning"
+        and v.rule == _PYTHON_WARNING
+        and not v.held
+        and not v.pending
+        and sh.level == "warning"
+        and bool(sh.source)
+        and not sh.category
+        and not sh.nccl
+        and exception_line(sh.body) is None
+    )
