@@ -82,3 +82,40 @@ def test_the_readiness_probe_ends_the_start_up_phase(tmp_path: Path) -> None:
         f.write(VLLM_PADDING[0].replace("10:37:02", "10:39:15") + "\n")
     later = [(e.kind, e.rule) for e in m.poll()]
     assert later == [("warning", "python-warning")]
+
+
+# https://github.com/guidance-ai/llgtrt/issues/7 (TensorRT-LLM could not load its engine; the server never came up)
+ENGINE_FAILED = ("[TensorRT-LLM][ERROR] [deserialize.cpp::load::572] Error Code 2: OutOfMemory "
+                 "(Requested size was 69568823808 bytes.)")
+# https://github.com/vllm-project/vllm/issues/17431 (start-up lines of a vLLM server)
+LOADING = [f"INFO 04-30 10:20:3{i} [monitor.py:33] torch.compile takes 13.93 s in total" for i in range(8)]
+
+
+def _finished(tmp_path: Path, lines: list[str], exit_code: int, ready_probe: bool = False) -> list[tuple[str, str]]:
+    log = tmp_path / "serve.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    m = StageLogMonitor(log, rules=build_ruleset(), stage_kind="service", went_on_s=0.0,
+                        started_at=time.time() - 3600)  # ran an hour: no early-exit report
+    events = m.poll()
+    if ready_probe:
+        m.mark_ready(time.time())
+    events += m.finish(exit_code=exit_code)
+    return [(e.kind, e.rule) for e in events if e.kind in ("fatal", "warning")]
+
+
+def test_an_error_while_starting_then_a_failed_exit_is_fatal(tmp_path: Path) -> None:
+    # The ERROR is past the hold window (8 lines of loading after it) when the process exits 1.
+    got = _finished(tmp_path, [ENGINE_FAILED, *LOADING], 1)
+    assert ("fatal", "error-then-ended") in got, got
+
+
+def test_an_error_while_starting_then_a_clean_exit_is_no_death(tmp_path: Path) -> None:
+    got = _finished(tmp_path, [ENGINE_FAILED, *LOADING], 0)
+    assert not [g for g in got if g[0] == "fatal"], got
+
+
+def test_an_error_after_readiness_then_a_failed_exit_is_not_blamed_on_start_up(tmp_path: Path) -> None:
+    got = _finished(tmp_path, [READY, ENGINE_FAILED, *LOADING], 1)
+    assert not [g for g in got if g[0] == "fatal"], got
+    got = _finished(tmp_path, [ENGINE_FAILED, *LOADING], 1, ready_probe=True)
+    assert not [g for g in got if g[0] == "fatal"], got

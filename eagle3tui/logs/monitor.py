@@ -363,6 +363,11 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         for h in self._held:
             self._settle_held(h, "exit" if exit_failed else None, self.line_no)
         self._held = []
+        if exit_failed and self.phase is not None and not self.counts["fatal"]:
+            # A service that failed before it was ready: its last ERROR while starting ended it.
+            unready = self.phase.ended_unready()
+            if unready is not None:
+                self._emit(unready)
         events.extend(self._out)
         self._out = []
         failed = exit_code is None or exit_code != 0 or signal is not None
@@ -422,6 +427,8 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                               f"that stop, not a failure. {ev.explanation}")
             ev.action = "None unless nobody asked it to stop."
         self._count(ev)
+        if self.phase is not None and ev.kind in ("warning", "benign"):
+            self.phase.note(ev)  # an ERROR while starting: fatal if the service then exits (finish)
         if ev.kind in ("fatal", "warning", "benign"):
             if self._unlisted_tail is not None:
                 self._make_unlisted_tail()

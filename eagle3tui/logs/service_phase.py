@@ -21,21 +21,26 @@ them for a template's later lines (:meth:`ServicePhase.judge` says when it chang
 from __future__ import annotations
 
 from eagle3tui.logs import families
-from eagle3tui.logs.anatomy import Shape, exception_line
+from eagle3tui.logs.anatomy import Shape, exception_line, shape
+from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.judge import Verdict
 
 READY_RULE = "server-ready"  # the shipped pack's readiness marker (builtin_rules.toml)
 STARTUP_NOTICE = families.family_id("startup-notice")
 _PYTHON_WARNING = families.family_id("python-warning")
+_ERROR_LINE = families.family_id("error-line")
+_ERROR_THEN_ENDED = families.family_id("error-then-ended")
+_ERROR_WENT_ON = families.family_id("error-went-on")
 
 
 class ServicePhase:
     """Whether a service stream is still starting, or ready (and from which line)."""
 
-    __slots__ = ("ready_line",)
+    __slots__ = ("last_error", "ready_line")
 
     def __init__(self) -> None:
         self.ready_line: int | None = None
+        self.last_error: LogEvent | None = None  # the last ERROR record of its own logger while starting
 
     @property
     def ready(self) -> bool:
@@ -57,6 +62,35 @@ class ServicePhase:
             return None
         fam = families.code_families()[STARTUP_NOTICE]
         return Verdict("benign", STARTUP_NOTICE, fam.explanation, fam.action)
+
+
+    def note(self, ev: LogEvent) -> None:
+        """Keep an event the monitor emits when it is an ERROR record of a logger while starting.
+
+        The judge rates a service's ERROR line a warning (``error-line``: it names no
+        crash), and settlement makes it ``error-went-on`` when ordinary lines follow; while
+        the service starts, ordinary lines do not show it survived: its exit says (finish).
+        """
+        if self.ready_line is None and ev.kind in ("warning", "benign") and ev.rule in (_ERROR_LINE, _ERROR_WENT_ON):
+            sh = shape(ev.text)
+            if sh.level == "error" and sh.source:
+                self.last_error = ev
+
+    def ended_unready(self) -> LogEvent | None:
+        """The fatal event for a service that exited with a failure before it was ready.
+
+        The last ERROR record its own logger wrote while starting is what ended it; None
+        when the service was ready, or wrote no such record.
+        """
+        err = self.last_error
+        if self.ready_line is not None or err is None:
+            return None
+        fam = families.code_families()[_ERROR_THEN_ENDED]
+        return LogEvent(line=err.line, end_line=err.end_line, kind="fatal", rule=_ERROR_THEN_ENDED, text=err.text,
+                        worker=err.worker,
+                        explanation=("The service exited with a failure before it was ready; this is the last error "
+                                     f"its own logger reported while it started. {err.explanation}"),
+                        action=fam.action or "Read this error: the server never came up; fix its cause and rerun.")
 
 
 def is_startup_notice(v: Verdict, sh: Shape) -> bool:
