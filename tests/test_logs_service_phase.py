@@ -119,3 +119,18 @@ def test_an_error_after_readiness_then_a_failed_exit_is_not_blamed_on_start_up(t
     assert not [g for g in got if g[0] == "fatal"], got
     got = _finished(tmp_path, [ENGINE_FAILED, *LOADING], 1, ready_probe=True)
     assert not [g for g in got if g[0] == "fatal"], got
+
+
+# https://github.com/karakeep-app/karakeep/issues/1593 (ollama: prompts truncated, requests still answered 200)
+OLLAMA_ANSWERED = ('Jun 10 22:46:49 ollama-host ollama[159]: [GIN] 2025/06/10 - 22:46:49 | 200 |      1h24m39s |'
+                   '    10.99.99.105 | POST     "/api/chat"')
+OLLAMA_TRUNCATING = ('Jun 10 21:22:18 ollama-host ollama[159]: time=2025-06-10T21:22:18.314Z level=WARN '
+                     'source=runner.go:128 msg="truncating input prompt" limit=512 prompt=617 keep=4 new=512')
+
+
+def test_a_request_answered_ends_the_start_up_phase(tmp_path: Path) -> None:
+    # No readiness line a rule knows, but the server logs a request it answered: it
+    # serves, and a later WARNING is about that work, not about starting.
+    assert log_verdict(tmp_path, "\n".join([OLLAMA_TRUNCATING]), "service")[0] == "benign"
+    top, rules = log_verdict(tmp_path, "\n".join([OLLAMA_ANSWERED, OLLAMA_TRUNCATING]), "service")
+    assert (top, rules) == ("warning", {"python-warning"}), rules

@@ -525,6 +525,9 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                 self._stop_asked_at = no
             if no <= self._watch_to and (self._held or self._pending):
                 self._next_step(rest, no, seg[: len(seg) - len(rest)])
+            if self.phase is not None and not self.phase.ready and idx is None:
+                # A line no rule's literal hit can still show the service serving (an access line).
+                self.phase.saw(None, no, rest)
             if (idx is not None or self._tb) and worker not in self._tb:
                 body = strip_log_header(rest)
                 if starts_run(body):
@@ -562,7 +565,7 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                 if self.phase is not None:
                     # Before readiness a service's harmless WARNING is a start-up notice; a
                     # verdict that depends on the phase is not kept for the template's lines.
-                    self.phase.saw(getattr(rule, "id", None), no)
+                    self.phase.saw(getattr(rule, "id", None), no, rest)
                     phased = self.phase.judge(verdict, sh) if verdict is not None else None
                 if phased is None and tmpl is not None and not tb_before and last == 0 and seg == text and "\x1b" not in text:
                     key = None

@@ -7,7 +7,9 @@ WARNING is about the work it does (a request, the cache under load) and stays on
 
 The phase is structural: ready when the stream carries a readiness marker (the
 ``server-ready`` rule of the shipped pack, whose pattern, examples and sources are data
-there) or when the supervisor's readiness probe answered (:meth:`ServicePhase.mark_ready`).
+there), when it logs a request it answered (an access line: a server whose readiness line
+no rule knows is serving by then), or when the supervisor's readiness probe answered
+(:meth:`ServicePhase.mark_ready`).
 Before that, a WARNING record from a logger of the service (a header with a level and a
 source, not a Python ``warnings`` category), whose message the judge found nothing
 error-looking in (no exception class, no failure words: the judge holds such warnings,
@@ -20,10 +22,16 @@ them for a template's later lines (:meth:`ServicePhase.judge` says when it chang
 
 from __future__ import annotations
 
+import re
+
 from eagle3tui.logs import families
 from eagle3tui.logs.anatomy import Shape, exception_line, shape
 from eagle3tui.logs.events import LogEvent
-from eagle3tui.logs.judge import Verdict
+from eagle3tui.logs.judge import Verdict, answered_request
+
+# Gin's access line (ollama and other Go servers): "| 200 |  1h24m39s |  10.99.99.105 | POST  "/api/chat"";
+# the common quoted-request format is judge.answered_request's.
+_PIPE_ACCESS = re.compile(r"\|\s{0,3}[1-5]\d\d\s{0,3}\|[^|]{1,40}\|[^|]{1,80}\|\s{0,3}(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\b")
 
 READY_RULE = "server-ready"  # the shipped pack's readiness marker (builtin_rules.toml)
 STARTUP_NOTICE = families.family_id("startup-notice")
@@ -51,9 +59,14 @@ class ServicePhase:
         if self.ready_line is None:
             self.ready_line = no
 
-    def saw(self, rule_id: str | None, no: int) -> None:
-        """Note the rule a line matched: a readiness marker makes the service ready."""
-        if rule_id == READY_RULE:
+    def saw(self, rule_id: str | None, no: int, text: str) -> None:
+        """Note a line: a readiness marker, or a request it answered, makes the service ready.
+
+        A server whose readiness line no rule knows still logs the requests it serves
+        (an access line, whatever its status): from then on it is serving, not starting.
+        """
+        if self.ready_line is None and (rule_id == READY_RULE or answered_request(text)
+                                        or _PIPE_ACCESS.search(text[:600]) is not None):
             self.mark_ready(no)
 
     def judge(self, v: Verdict, sh: Shape) -> Verdict | None:
