@@ -186,6 +186,13 @@ command = [{py}, {client}, {json.dumps(str(marker))}, "{20 + replay_s:.1f}"]
 """, "serve")
 
 
+def _to_fixture_lines(d: dict[str, Any], offset: int) -> None:
+    """Shift ``line``/``end_line`` of ``d`` from the stage log's numbering to the fixture's."""
+    for key in ("line", "end_line"):
+        if isinstance(d.get(key), int):
+            d[key] -= offset
+
+
 def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0,
                pager: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one log as a stage under ``eagle3tui --watch --run-all``; return what came out."""
@@ -215,6 +222,19 @@ def replay_one(row: dict[str, Any], work: Path, timeout: float = 180.0,
     verdicts: list[dict[str, Any]] = []
     for p in sorted((state / "runs" / stage).glob("*.verdicts.jsonl")):
         verdicts += [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    # Alerts and verdicts number lines as the stage's log file does (grep -n), and the
+    # wrapper's header line comes first: the manifest numbers the fixture's own lines.
+    offset = 0
+    first = state / "runs" / stage / "0001.json"
+    if first.exists():
+        offset = int(json.loads(first.read_text()).get("log_line") or 0)
+    for v in verdicts:
+        _to_fixture_lines(v, offset)
+    for a in alerts:
+        details = a.get("details") or {}
+        _to_fixture_lines(details, offset)
+        if isinstance(details.get("cause"), dict):
+            _to_fixture_lines(details["cause"], offset)
     pages_path = work / "pages.jsonl"
     pages = ([json.loads(x) for x in pages_path.read_text().splitlines() if x.strip()]
              if pages_path.exists() else [])

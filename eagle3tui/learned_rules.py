@@ -29,7 +29,6 @@ MIN_LITERAL = 8  # shorter literals match too much to be a rule
 _RUNS = re.compile(r"[^0-9\n]+")  # stretches without digits
 _WORD = re.compile(r"\w")  # a character of a token (letters, digits, underscore)
 _LEADING_WORD = re.compile(r"^\w+")
-_TRAILING_WORD = re.compile(r"\w+$")
 
 
 class CannotLearn(ValueError):
@@ -71,7 +70,10 @@ def _whole_tokens(body: str, start: int, end: int) -> str:
     if start > 0 and _WORD.match(body[start - 1]) and _WORD.match(text):
         text = _LEADING_WORD.sub("", text, count=1)
     if end < len(body) and _WORD.match(body[end]) and text and _WORD.match(text[-1]):
-        text = _TRAILING_WORD.sub("", text, count=1)
+        cut = len(text)
+        while cut and _WORD.match(text[cut - 1]):  # the token cut at the end, read back from it
+            cut -= 1
+        text = text[:cut]
     return text.strip(" :=,;[]()|-")
 
 

@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Callable
 
@@ -315,3 +316,30 @@ def parsed_progress(line: str) -> ProgressUpdate:
     u = parse_progress(line.strip())
     assert u is not None, line
     return u
+
+
+@contextmanager
+def driver_in_thread(pipeline: "Pipeline", gpu=None):
+    """A real driver of ``pipeline``'s config in a thread, with [alerts] as configured and a
+    fake NVML of one GPU, all stages started; stops ``train`` and joins at the end."""
+    import threading
+
+    from eagle3tui.alerts import build_hub
+    from eagle3tui.config import load_config
+    from eagle3tui.supervisor.driver import Driver
+    from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
+
+    config = load_config(pipeline.config)
+    hub = build_hub(config)
+    drv = Driver(config, hub=hub, nvml=FakeNvml([gpu if gpu is not None else FakeGpu()]), exit_when_idle=False)
+    stop = threading.Event()
+    t = threading.Thread(target=drv.run, args=(stop,), daemon=True)
+    drv.execute({"op": "start", "all": True})
+    t.start()
+    try:
+        yield drv
+    finally:
+        drv.stop_stage("train")
+        stop.set()
+        t.join(15)
+        hub.close()

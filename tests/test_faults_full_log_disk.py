@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import wait_for
+from conftest import free_filled, wait_for
 
 
 @pytest.fixture
@@ -50,3 +50,27 @@ def test_full_log_disk_fails_that_attempt_with_the_cause_and_holds_up_nothing(pi
                          and "illegal memory" in a["message"] for a in pipeline.alerts()),
              what="the other stage's alert, not held up")
     assert not [a for a in pipeline.alerts() if a["kind"] == "state-dir-unwritable"]
+
+
+def test_a_start_that_fails_on_a_full_log_disk_is_retried_by_the_policy(pipeline, full_fs):
+    # Found by the kill storm with a full log disk (bench/bench_kill_storm.py
+    # --disorder): a launch refused by ENOSPC was settled without asking the
+    # retry policy, so even on = ["any"] never retried and the pipeline stopped.
+    pipeline.write(f"""
+        [[stage]]
+        name = "on-full-disk"
+        command = ["echo", "hello"]
+        log = "{full_fs}/job.log"
+        retry = {{ max_attempts = 3, backoff = "3s", on = ["any"] }}
+    """)
+    pipeline.cli("start", "on-full-disk", timeout=30)
+    wait_for(lambda: any(a["kind"] == "stage-failed" and "could not start" in a["message"]
+                         for a in pipeline.alerts()), what="the refused start's alert")
+    wait_for(lambda: any(a["kind"] == "retry-scheduled" for a in pipeline.alerts()),
+             timeout=10, what="the retry the policy covers")
+    free_filled(full_fs)  # the disk has room again before the backoff ends
+    st = wait_for(lambda: (s := pipeline.stage("on-full-disk"))["state"] == "succeeded" and s,
+                  timeout=40, what="the retried attempt succeeded")
+    recs = pipeline.records("on-full-disk")
+    assert len(recs) == 2 and recs[-1]["trigger"] == "retry", recs
+    assert (full_fs / "job.log").read_text().strip().endswith("hello"), st

@@ -12,17 +12,11 @@ import json
 import os
 import signal
 import sys
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
+from conftest import driver_in_thread, wait_for
 
-from eagle3tui.alerts import build_hub
-from eagle3tui.config import load_config
-from eagle3tui.supervisor.driver import Driver
-from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
 from eagle3tui.telemetry.oom_kill import OomKillWatch, parse_oom_kill
 from eagle3tui.telemetry.xid import SOURCE_ENV
 
@@ -74,24 +68,6 @@ def test_both_lines_of_one_kill_are_one_kill_of_the_stage() -> None:
     assert w.feed(REAL[1][1]) is None  # nobody's process: not attributed
 
 
-@contextmanager
-def driven(pipeline):
-    config = load_config(pipeline.config)
-    hub = build_hub(config)
-    drv = Driver(config, hub=hub, nvml=FakeNvml([FakeGpu()]), exit_when_idle=False)
-    stop = threading.Event()
-    t = threading.Thread(target=drv.run, args=(stop,), daemon=True)
-    drv.execute({"op": "start", "all": True})
-    t.start()
-    try:
-        yield drv
-    finally:
-        drv.stop_stage("train")
-        stop.set()
-        t.join(15)
-        hub.close()
-
-
 def _kernel_kills(kern: Path, pid: int, comm: str) -> None:
     """The two lines the kernel writes for one kill (0jc1/py-autovod#7's), naming ``pid``."""
     with open(kern, "a") as f:
@@ -117,7 +93,7 @@ def test_the_stage_killed_by_the_oom_killer_says_so_and_is_retried(pipeline, tmp
     _stage(pipeline, tmp_path, "import os, sys, time\nprint('step 1/10 loss=2.0', flush=True)\n"
                                "if os.environ['EAGLE3TUI_ATTEMPT'] != '1':\n    sys.exit(0)\n"
                                "time.sleep(120)\n")
-    with driven(pipeline) as drv:
+    with driver_in_thread(pipeline) as drv:
         pid = wait_for(lambda: pipeline.stage("train")["pid"], what="train's pid")
         wait_for(lambda: pid in drv.xids.ooms.pids.get("train", ()), what="the driver to see train's tree")
         _kernel_kills(kern, pid, "python3")
@@ -144,7 +120,7 @@ def test_a_child_killed_by_the_oom_killer_is_the_cause_of_its_parents_failure(pi
            f"open({str(kid_file)!r}, 'w').write(json.dumps(kid.pid))\n"
            "rc = kid.wait()\n"
            "sys.exit(f'RuntimeError: DataLoader worker (pid {kid.pid}) exited unexpectedly with exit code {rc}')\n")
-    with driven(pipeline) as drv:
+    with driver_in_thread(pipeline) as drv:
         wait_for(kid_file.exists, what="the child")
         kid = json.loads(wait_for(kid_file.read_text, what="its pid"))
         wait_for(lambda: kid in drv.xids.ooms.pids.get("train", ()), what="the driver to see the child")
@@ -164,7 +140,7 @@ def test_a_sigkill_without_the_oom_killer_is_not_called_oom(pipeline, tmp_path: 
     kern.write_text("")
     monkeypatch.setenv(SOURCE_ENV, str(kern))
     _stage(pipeline, tmp_path, "import time\nprint('step 1/10', flush=True)\ntime.sleep(120)\n")
-    with driven(pipeline) as drv:
+    with driver_in_thread(pipeline) as drv:
         pid = wait_for(lambda: pipeline.stage("train")["pid"], what="train's pid")
         wait_for(lambda: pid in drv.xids.ooms.pids.get("train", ()), what="the driver to see train's tree")
         _kernel_kills(kern, pid + 100000, "python3")  # another process's kill

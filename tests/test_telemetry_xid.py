@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
+from conftest import driver_in_thread, wait_for
 
-from eagle3tui.alerts import build_hub
 from eagle3tui.config import load_config
 from eagle3tui.supervisor.driver import Driver
 from eagle3tui.telemetry.fakenvml import FakeGpu, FakeNvml
@@ -106,24 +103,6 @@ def test_file_source_reads_only_new_complete_lines(tmp_path: Path) -> None:
     k.close()
 
 
-@contextmanager
-def driven(pipeline, gpu: FakeGpu):
-    config = load_config(pipeline.config)
-    hub = build_hub(config)  # with [alerts] command, as a real driver has
-    drv = Driver(config, hub=hub, nvml=FakeNvml([gpu]), exit_when_idle=False)
-    stop = threading.Event()
-    t = threading.Thread(target=drv.run, args=(stop,), daemon=True)
-    drv.execute({"op": "start", "all": True})
-    t.start()
-    try:
-        yield drv
-    finally:
-        drv.stop_stage("train")
-        stop.set()
-        t.join(15)
-        hub.close()
-
-
 RECORD = "import json, sys\nwith open(sys.argv[1], 'a') as f:\n    f.write(json.dumps(json.load(sys.stdin)) + '\\n')\n"
 
 
@@ -158,7 +137,7 @@ def test_fallen_off_the_bus_is_the_cause_of_the_failure(pipeline, tmp_path: Path
     monkeypatch.setenv(SOURCE_ENV, str(kern))
     gate = _gated_stage(pipeline, tmp_path)
     gpu = FakeGpu(uuid=UUID, util=90)
-    with driven(pipeline, gpu):
+    with driver_in_thread(pipeline, gpu):
         pid = wait_for(lambda: pipeline.stage("train")["pid"], what="train's pid")
         gpu.processes[pid] = 40 * GIB
         gpu.used = 41 * GIB
@@ -198,7 +177,7 @@ def test_an_app_fault_is_attributed_by_its_pid(pipeline, tmp_path: Path, monkeyp
     kern.write_text("")
     monkeypatch.setenv(SOURCE_ENV, str(kern))
     _gated_stage(pipeline, tmp_path)
-    with driven(pipeline, FakeGpu()):
+    with driver_in_thread(pipeline, FakeGpu()):
         pid = wait_for(lambda: pipeline.stage("train")["pid"], what="train's pid")
         # leptonai/gpud#46's line, naming this stage's process instead of the recorded one.
         line = REAL[2][1].replace("pid=1797828, name=pt_main_thread", f"pid={pid}, name=python3")

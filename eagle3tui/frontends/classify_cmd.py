@@ -20,7 +20,7 @@ from eagle3tui.durations import format_duration
 from eagle3tui.errors import ConfigError
 from eagle3tui.logs.events import LogEvent
 from eagle3tui.logs.monitor import StageLogMonitor, describe_progress
-from eagle3tui.logs.offline import STAGE_KINDS, classify_log
+from eagle3tui.logs.offline import STAGE_KINDS, classify_log, iter_log_events
 from eagle3tui.logs.rules import build_ruleset, load_rules_file
 
 from eagle3tui.durations import parse_duration
@@ -167,24 +167,35 @@ def _run(args: argparse.Namespace, stdout: TextIO | None, stderr: TextIO | None)
         err.write(f"eagle3tui classify: {path}: no such file; give a log file or - for standard input\n")
         return 2
     try:
-        events, mon = classify_log(
-            path,
-            rules=rules,
-            stage=getattr(args, "stage", None),
-            stage_kind=getattr(args, "kind", "task"),
-            estimate_s=estimate,
-            progress_events=bool(args.json),
-            include_info=bool(args.all),
-            # The summary shows the first few events of a rule and counts the others:
-            # those need not be made (--json prints every event).
-            list_per_rule=None if args.json else _LINES_PER_RULE,
-        )
-        if tmp is not None:
-            mon.path = "<stdin>"
         if args.json:
-            for ev in events:
+            # One event per line as the log is read: memory does not grow with the log.
+            mons: list[StageLogMonitor] = []
+            for ev in iter_log_events(
+                path,
+                mons,
+                rules=rules,
+                stage=getattr(args, "stage", None),
+                stage_kind=getattr(args, "kind", "task"),
+                estimate_s=estimate,
+                progress_events=True,
+                include_info=bool(args.all),
+            ):
                 out.write(json.dumps(ev.to_json(), ensure_ascii=False) + "\n")
+            mon = mons[0]
         else:
+            events, mon = classify_log(
+                path,
+                rules=rules,
+                stage=getattr(args, "stage", None),
+                stage_kind=getattr(args, "kind", "task"),
+                estimate_s=estimate,
+                include_info=bool(args.all),
+                # The summary shows the first few events of a rule and counts the others:
+                # those need not be made.
+                list_per_rule=_LINES_PER_RULE,
+            )
+            if tmp is not None:
+                mon.path = "<stdin>"
             _summary(events, mon, out, bool(args.all))
     finally:
         if tmp is not None:

@@ -92,10 +92,10 @@ FAILING_ANNOUNCE_S = 5.0
 # eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
 # at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
 COALESCE_S = 0.05
-# A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 0.25 s,
-# woken at once by a result file: at 1 s the stall verdict ran ahead of the GPU witness
-# (a flat GPU read as 'stalled', not a hang) and an Xid or a rotated log waited a pass.
-FULL_EVERY_S_INOTIFY = 0.25
+# A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 1 s,
+# woken at once by a result file; stage roots are refreshed after a launch and a
+# launched stage's log is opened at launch, so neither waits for this pass.
+FULL_EVERY_S_INOTIFY = 1.0
 PEEK_S = 0.004
 
 class ServiceProber:
@@ -536,12 +536,16 @@ class Driver:
         if rec.ended_at is None:
             self._watch_recs[name] = rec  # known running from now on (see _restore_lost_records)
         if rec.ended_at is not None and rec.error:
-            # One critical for a start that cannot happen: the attempt is
-            # settled here, so _finalize adds no early-exit or second failure.
-            rec.extra["finalized"] = True
-            self.store.save(rec)
+            # One critical for a start that cannot happen, and the retry policy
+            # decided (a full log disk passes): both are on disk before the attempt
+            # is marked settled, so a driver killed in between repeats them (the
+            # retry once: _maybe_retry knows the attempt it follows) and loses none;
+            # once settled, _finalize adds no early-exit or second failure.
             self._alert("critical", "stage-failed", f"could not start: {rec.error}", rec,
                         exit_code=rec.exit_code)
+            self._maybe_retry(stage, rec, self._exit_reasons(rec), time.time())
+            rec.extra["finalized"] = True
+            self.store.save(rec)
             return
         if resume:
             # A resume the user asked for is news, not a warning; one the retry policy
@@ -781,11 +785,21 @@ class Driver:
                 details["xid"] = xid
                 message = f"{xid}; {message}"
             self._alert("critical", "stage-failed", message, rec, **details)
-            self._maybe_retry(stage, rec, w, now)
+            self._maybe_retry(stage, rec, set(w.rule_ids()) | self._exit_reasons(rec), now)
         rec.extra["finalized"] = True
         self.store.save(rec)
 
-    def _maybe_retry(self, stage: StageConfig, rec: RunRecord, w: StageWatch, now: float) -> None:
+    @staticmethod
+    def _exit_reasons(rec: RunRecord) -> set[str]:
+        """``exit:N`` and ``signal:N`` of an ended attempt, as ``retry.on`` names them."""
+        reasons = set()
+        if rec.exit_code is not None:
+            reasons.add(f"exit:{rec.exit_code}")
+        if rec.signal is not None:
+            reasons.add(f"signal:{rec.signal}")
+        return reasons
+
+    def _maybe_retry(self, stage: StageConfig, rec: RunRecord, reasons: set[str], now: float) -> None:
         pol = stage.retry
         if pol is None:
             return
@@ -798,11 +812,6 @@ class Driver:
             chain += 1
             if r.trigger != "retry":
                 break
-        reasons = set(w.rule_ids())
-        if rec.exit_code is not None:
-            reasons.add(f"exit:{rec.exit_code}")
-        if rec.signal is not None:
-            reasons.add(f"signal:{rec.signal}")
         qualifies = "any" in pol.on or bool(reasons & set(pol.on))
         if not qualifies:
             self._alert("info", "retry-not-applicable",
