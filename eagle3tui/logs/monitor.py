@@ -50,7 +50,6 @@ from eagle3tui.logs.templates import BY_TEMPLATE, Template, TemplateIndex
 from eagle3tui.logs.workers import split_worker, strip_log_header
 # The monitor's parts, each the owner of one job (their methods keep the names they had here).
 from eagle3tui.logs.scan import BlockScan
-from eagle3tui.logs.service_phase import ServicePhase
 from eagle3tui.logs.progress_tracking import ProgressTracking, describe_progress
 from eagle3tui.logs.settlement import Settlement
 from eagle3tui.logs.tracebacks import TracebackAssembly
@@ -135,7 +134,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         self.rules = rules if rules is not None else build_ruleset()
         self.stage = stage
         self.stage_kind = stage_kind  # "service": per-request failures are warnings
-        self.phase = ServicePhase() if stage_kind == "service" else None  # starting, or ready
         self.history = history
         if estimate_s is None and history is not None and stage is not None:
             # No configured estimate: the median of this stage's past runs.
@@ -236,8 +234,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         """The service is ready (its readiness probe answered, or its log pattern appeared)."""
         if self.ready_at is None:
             self.ready_at = now
-        if self.phase is not None:
-            self.phase.mark_ready(self.line_no)
 
     @property
     def last_news_at(self) -> float | None:
@@ -363,11 +359,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         for h in self._held:
             self._settle_held(h, "exit" if exit_failed else None, self.line_no)
         self._held = []
-        if exit_failed and self.phase is not None and not self.counts["fatal"]:
-            # A service that failed before it was ready: its last ERROR while starting ended it.
-            unready = self.phase.ended_unready()
-            if unready is not None:
-                self._emit(unready)
         events.extend(self._out)
         self._out = []
         failed = exit_code is None or exit_code != 0 or signal is not None
@@ -427,8 +418,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                               f"that stop, not a failure. {ev.explanation}")
             ev.action = "None unless nobody asked it to stop."
         self._count(ev)
-        if self.phase is not None and ev.kind in ("warning", "benign"):
-            self.phase.note(ev)  # an ERROR while starting: fatal if the service then exits (finish)
         if ev.kind in ("fatal", "warning", "benign"):
             if self._unlisted_tail is not None:
                 self._make_unlisted_tail()
@@ -525,9 +514,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                 self._stop_asked_at = no
             if no <= self._watch_to and (self._held or self._pending):
                 self._next_step(rest, no, seg[: len(seg) - len(rest)])
-            if self.phase is not None and not self.phase.ready and idx is None:
-                # A line no rule's literal hit can still show the service serving (an access line).
-                self.phase.saw(None, no, rest)
             if (idx is not None or self._tb) and worker not in self._tb:
                 body = strip_log_header(rest)
                 if starts_run(body):
@@ -561,13 +547,7 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                 if sh.category:
                     self._pywarn_at[worker] = no
                 verdict = judge_line(rest, rule, self.stage_kind, sh)
-                phased = None
-                if self.phase is not None:
-                    # Before readiness a service's harmless WARNING is a start-up notice; a
-                    # verdict that depends on the phase is not kept for the template's lines.
-                    self.phase.saw(getattr(rule, "id", None), no, rest)
-                    phased = self.phase.judge(verdict, sh) if verdict is not None else None
-                if phased is None and tmpl is not None and not tb_before and last == 0 and seg == text and "\x1b" not in text:
+                if tmpl is not None and not tb_before and last == 0 and seg == text and "\x1b" not in text:
                     key = None
                     if tmpl.mode != BY_TEMPLATE:
                         assert self._templates is not None and idx is not None
@@ -575,8 +555,6 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                     self._remember(tmpl, key, text, worker, rest, sh, verdict)
                 if verdict is not None:
                     verdict = self._continuation(verdict, worker, no, (sh.level, sh.source), rest)
-                    if phased is not None:  # after _continuation, which keeps the judge's own verdict
-                        verdict = self.phase.judge(verdict, sh) or verdict  # type: ignore[union-attr]
                     self._verdict_event(verdict, rest, worker, no, before=seg[: len(seg) - len(rest)])
                     if verdict.kind not in ("info", "progress"):
                         continue
