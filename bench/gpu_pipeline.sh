@@ -170,11 +170,11 @@ follow)
     follow
     ;;
 speed)  # the run's draft, more requests than the evaluate stage's 4 at batch 1 (and batch 8), float32
+    cp "$E3/.eagle3tui/logs/evaluate.log" "$OUT/evaluate.log" 2>/dev/null || true  # the stage's own log
     $PY -m pipeline.evaluate --draft "$E3/draft" --model "$E3/target" --prompts "$E3/heldout.jsonl" --num-prompts 64 \
-        --max-new-tokens 128 --k 3 7 --baselines ngram --device cuda --dtype float32 --speed-only \
-        --speed-batches ${SPEED_BATCHES:-1 8} --speed-requests "${SPEED_REQUESTS:-16}" --out "$OUT/speed.json" 2>&1 |
-        grep -E '^evaluate: '
-    cp "$E3/.eagle3tui/logs/evaluate.log" "$OUT/" 2>/dev/null || true
+        --max-new-tokens "${SPEED_TOKENS:-128}" --k 3 7 --baselines ngram --device "${DEVICE:-cuda}" \
+        --dtype float32 --speed-only --speed-batches ${SPEED_BATCHES:-1 8} --speed-requests "${SPEED_REQUESTS:-16}" \
+        --out "$OUT/speed.json" 2>&1 | tee "$OUT/speed.log" | grep -E '^evaluate: '
     ;;
 *)
     echo "usage: bash bench/gpu_pipeline.sh fetch1|run|follow|speed|gen-bench|gen-real|draft-speed" >&2
