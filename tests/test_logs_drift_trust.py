@@ -145,3 +145,37 @@ def test_monitor_replay_of_the_seed_log_has_no_drift_alert() -> None:
                         phase_estimates={"Loading safetensors checkpoint shards": 22 * 60})
     assert not [e for e in m.poll() if e.rule == "eta-drift"]
     assert m.eta is not None and m.eta.drift is not None and m.eta.drift > 0.25  # shown, not alerted
+
+
+STRUCTRAG = Path(__file__).parent / "fixtures" / "whole_logs" / "structrag-vllm-tp4-server.log"
+
+
+def test_steps_over_within_a_second_among_long_ones_are_unequal_steps() -> None:
+    # vLLM loading 17 shards over 7:52 in lumps: 2/17 and 3/17 both at 01:34, 7-11/17 within
+    # 04:28-04:29. Whole-second stamps merge those steps into their neighbours' intervals
+    # ([52, 25.5, 63] s at 5/17: "steady within 33%"), so the rate looked like evidence.
+    from bench.drift_real_bars import alerts, bars_in
+
+    (bar,) = [b for b in bars_in(STRUCTRAG) if "Loading safetensors" in b.desc]
+    assert len(bar.frames) >= 17 and bar.took_s == 472.0
+    # Against its own time (it finished at +0%), no alert claims an overshoot.
+    assert alerts(bar, bar.took_s) == []
+    # Twice as long as estimated, the alert comes, before the end.
+    fired = alerts(bar, bar.took_s / 2)
+    assert fired and fired[0][0] < bar.took_s
+
+
+def test_real_bars_alert_when_twice_as_long_and_rarely_when_on_time() -> None:
+    # Every completed bar (>= 10 frames, >= 20 s) in the recorded logs nobody here wrote.
+    from bench.drift_real_bars import THRESHOLD, alerts, bars_in
+
+    root = Path(__file__).parent / "fixtures"
+    bars = [b for p in sorted(root.rglob("*.log")) for b in bars_in(p)]
+    assert len(bars) >= 25
+    for b in bars:
+        fired = alerts(b, b.took_s / 2)
+        assert fired and fired[0][0] < b.took_s, b.source
+    wrong = {b.source for b in bars if any(c > THRESHOLD for _t, c in alerts(b, b.took_s))}
+    # The one left: shards at ~32 s each for a quarter of the bar, then 12 s each (a disk
+    # that sped up); nothing in the first quarter says it will (bench/drift_real_bars.py).
+    assert wrong <= {"tests/fixtures/whole_logs/dgx-spark-vllm-run1-oom.log"}, wrong

@@ -35,6 +35,8 @@ TRUST_BAR_FRACTION = 0.2
 TRUST_ESTIMATE_FRACTION = 0.5
 TRUST_MIN_INTERVALS = 3
 TRUST_MAX_SPREAD = 0.35
+# A bar's own elapsed time (tqdm's "[01:33<...]") is printed in whole seconds.
+ELAPSED_RESOLUTION_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,10 @@ class EtaTracker:
         self._t0: float | None = None  # wall clock of the bar's first sample
         self._base: tuple[float, float] | None = None  # (t, n) of the last interval end
         self._intervals: list[float] = []
+        self._steps = 0  # intervals recorded on this bar
+        # Steps seen to take under the bar's time resolution (drawn twice in one whole
+        # second): (intervals recorded before it, an upper bound of its time per item).
+        self._bounds: list[tuple[int, float]] = []
         self._first_interval: float | None = None
         # (t, n) where the bar's whole-bar rate is measured from (after a cached first item).
         self._origin: tuple[float, float] | None = None
@@ -120,6 +126,8 @@ class EtaTracker:
         self._t0 = None
         self._base = None
         self._intervals = []
+        self._steps = 0
+        self._bounds = []
         self._first_interval = None
         self._origin = None
         self.eta = None
@@ -134,14 +142,15 @@ class EtaTracker:
             return
         self._saved.pop(self._key, None)
         self._saved[self._key] = (self._t0, self._base, list(self._intervals), self._first_interval, self.eta,
-                                  self.phase, self.estimate_s, self._armed, self._origin)
+                                  self.phase, self.estimate_s, self._armed, self._origin, self._steps,
+                                  list(self._bounds))
         while len(self._saved) > 4:
             del self._saved[next(iter(self._saved))]
 
     def _restore(self, key: tuple[str, float | None]) -> None:
         """Resume a bar left earlier (see :meth:`_save`)."""
         (self._t0, self._base, intervals, self._first_interval, self.eta, self.phase, self.estimate_s,
-         self._armed, self._origin) = self._saved.pop(key)
+         self._armed, self._origin, self._steps, self._bounds) = self._saved.pop(key)
         self._intervals = intervals
         self._key = key
 
@@ -219,7 +228,15 @@ class EtaTracker:
                 # in one second merge into a longer interval instead of a 0.
                 self._intervals.append((t - bt) / (n - bn))
                 del self._intervals[: -self.window]
+                self._steps += 1
                 self._base = (t, n)
+            elif n > bn and t == bt and upd.elapsed_s is not None:
+                # Drawn again within the same whole second of the bar's own clock: these
+                # items took under a second. Their time merges into the next interval (a
+                # median of zeros would say nothing), but a step that short among long
+                # ones says the steps are unequal (see _rate_evidence).
+                self._bounds.append((self._steps, ELAPSED_RESOLUTION_S / (n - bn)))
+                del self._bounds[: -self.window]
         samples = list(self._intervals)
         reported = 1.0 / upd.rate if upd.rate else None
         if reported is not None:
@@ -305,6 +322,11 @@ class EtaTracker:
         spread = statistics.pstdev(recent) / mean
         if spread > TRUST_MAX_SPREAD:
             return None  # steps of unequal size: the next ones may be short
+        if any(self._steps - at <= self.window and bound < med * (1.0 - TRUST_MAX_SPREAD)
+               for at, bound in self._bounds):
+            # A recent step was over within a second, surely shorter than steady steps can
+            # be (under the median less the spread allowed): the next ones may be too.
+            return None
         rates = [med]
         if self._origin is not None and n > self._origin[1] and t > self._origin[0]:
             rates.append((t - self._origin[0]) / (n - self._origin[1]))
