@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -128,10 +127,24 @@ def replay(folder: Path) -> list[tuple[StageRecording, list[DriftAlert]]]:
         return [(s, replay_stage(s, threshold, Path(tmp) / s.name)) for s in stages]
 
 
+def has_progress(data: bytes) -> bool:
+    """Whether ``data`` (a log's start) holds a progress line."""
+    from eagle3tui.logs.progress import parse_progress
+
+    text = data.decode("utf-8", "replace").replace("\r", "\n")
+    return any(parse_progress(line.strip()) is not None for line in text.splitlines() if line.strip())
+
+
 def make_recording(out: Path, run_dir: Path, growth_path: Path, note: str) -> None:
     """A recording of the finished run in ``run_dir`` (its state dir ``.eagle3tui``) from ``growth_path``."""
+    from eagle3tui.config import load_config
+
     state = run_dir / ".eagle3tui"
-    status = json.loads((state / "state.json").read_text())
+    # The configuration the run was driven with, as the driver saved it.
+    saved = json.loads((state / "config.json").read_text())
+    with tempfile.TemporaryDirectory(prefix="drift-config-") as tmp:
+        (Path(tmp) / "pipeline.toml").write_text(saved["text"])
+        cfg = load_config(Path(tmp) / "pipeline.toml", dict(saved.get("overrides") or {}), check_rules=False)
     growth: dict[str, list[tuple[float, int]]] = {}
     for line in growth_path.read_text().splitlines():
         t, name, size = json.loads(line)
@@ -144,24 +157,25 @@ def make_recording(out: Path, run_dir: Path, growth_path: Path, note: str) -> No
             alerts.setdefault(a.get("stage") or "", []).append(a.get("message", ""))
     out.mkdir(parents=True, exist_ok=True)
     stages: dict[str, Any] = {}
-    for st in status["stages"]:
-        name = st["name"]
-        runs = sorted((state / "runs" / name).glob("*.json")) if (state / "runs" / name).is_dir() else []
-        if st.get("kind") == "service" or not runs or not st.get("estimate_s"):
+    for stage in cfg.stages:
+        name = stage.name
+        runs = sorted((state / "runs" / name).glob("[0-9]*[0-9].json"))
+        if stage.kind == "service" or not runs or not stage.estimate_s or name not in growth:
             continue
         rec = json.loads(runs[-1].read_text())
         started, ended = rec.get("started_at") or rec.get("launched_at"), rec.get("ended_at")
-        points = [(round(t - started, 3), size) for t, size in growth.get(name, []) if t >= started - 1]
-        log = Path(rec["log"]).read_bytes()
-        if not ended or not points or rec.get("exit_code") != 0:
+        if not ended or rec.get("exit_code") != 0:
             continue
-        if growth[name][0][0] > started + 2.0:
-            continue  # the recorder started after this stage: its early growth is unknown
-        stages[name] = {"estimate_s": st["estimate_s"], "duration_s": round(ended - started, 3),
+        log = Path(rec["log"]).read_bytes()
+        first_t, first_size = growth[name][0]
+        if first_t > started + 2.0 and has_progress(log[:first_size]):
+            continue  # the recorder started after this stage's bar: when its frames came is unknown
+        points = [(max(0.0, t - started), size) for t, size in growth[name]]
+        stages[name] = {"estimate_s": stage.estimate_s, "duration_s": round(ended - started, 3),
                         "live_alerts": alerts.get(name, [])}
         (out / f"{name}.log").write_bytes(log)
-        (out / f"{name}.growth").write_text("".join(f"{max(0.0, t):.3f} {size}\n" for t, size in points))
-    meta = {"note": note, "drift_threshold": status.get("drift_threshold", 0.25), "stages": stages}
+        (out / f"{name}.growth").write_text("".join(f"{t:.3f} {size}\n" for t, size in points))
+    meta = {"note": note, "drift_threshold": cfg.drift_threshold, "stages": stages}
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
