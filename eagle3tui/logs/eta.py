@@ -8,18 +8,20 @@ the bar's latest reported rate, so one outlier in either moves it little.
 The drift *alert* asks more of a projection than the display does. An early
 rate is no evidence (the H200's synthesise bar projected +234% 34 s in and
 finished at +20%), nor is a bar of unequal steps (the demo's evaluate, 7 runs
-of 2-46 s, projected +170% at 3/7 and finished at +32%), nor time the stage
-spent before its bar (the demo's answer loaded its model for a minute, then
-projected +67% from 5% of its bar and finished at +17%), nor a bar seen in two
-updates however many units they hold (the demo's extract: 17,600 tokens in two
-steps, +36%, finished at +10%). It fires when the overshoot is certain (the
-stage already ran longer than the estimate plus the threshold) or when the
-bar's rate is evidence: enough of the bar (20%) or of the estimate (50%, in
-the bar's own time) has passed, at least three steps were seen and their
-per-item times agree (standard deviation within 35% of their mean), and even
-the faster of the recent and the whole-bar rates overshoots. ``Eta.basis``
-says which, for the alert's text, and ``Eta.claim`` the drift it is sure of:
-what the alert claims, the time already run when only that is evidence.
+of 2-46 s, projected +170% at 3/7 and finished at +32%), nor time (the demo's
+answer loaded its model for a minute, then projected +67% from 5% of its bar
+and finished at +17%; its train, slowed by load for 6 steps, half its
+estimate, projected +1623% and finished at +330% once the load lifted), nor a
+bar seen in one or two updates however many units they hold (the demo's
+extract: 17,600 tokens in one step, +36%, finished at +10%). It fires when the
+overshoot is certain (the stage already ran longer than the estimate plus the
+threshold) or when the bar's rate is evidence: a fifth of the bar has passed,
+at least three steps were seen, their per-item times agree (standard
+deviation within 35% of their mean) and none was over within a second among
+longer ones, and even the faster of the recent and the whole-bar rates
+overshoots. ``Eta.basis`` says which, for the alert's text, and ``Eta.claim``
+the drift it is sure of: what the alert claims, the time already run when
+only that is evidence.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from eagle3tui.logs.progress import ProgressUpdate
 
 # What makes a projection trustworthy enough to alert on (see the module docstring).
 TRUST_BAR_FRACTION = 0.2
-TRUST_ESTIMATE_FRACTION = 0.5
 TRUST_MIN_INTERVALS = 3
 TRUST_MAX_SPREAD = 0.35
 # A bar's own elapsed time (tqdm's "[01:33<...]") is printed in whole seconds.
@@ -306,9 +307,13 @@ class EtaTracker:
         if total is None or left is None or not total:
             return None
         bar = n / total
-        # The bar's own time, not the stage's: a model load before the bar tells nothing of its rate.
-        if bar < TRUST_BAR_FRACTION and t < TRUST_ESTIMATE_FRACTION * est:
-            return None  # an early rate is no evidence: warm-up, caches and ramps even out
+        # Only the share of the bar seen bounds how far its rate is stretched (from a fifth: 4
+        # times). Time is no evidence: not the stage's (a model load before the bar), nor the
+        # bar's own (the demo's train, 6 steps in 92 s, half its estimate, projected +1623%;
+        # the load that slowed it lifted and it took +330%). A bar too slow to reach a fifth
+        # in time is certain to overshoot first.
+        if bar < TRUST_BAR_FRACTION:
+            return None  # an early rate is no evidence: warm-up, caches, ramps and load even out
         # Steps the bar was seen to take, not the units it counts: 17,600 tokens in two updates
         # are two observations of the rate, however many tokens they hold.
         recent = list(self._intervals)
