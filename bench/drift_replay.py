@@ -135,15 +135,17 @@ def has_progress(data: bytes) -> bool:
     return any(parse_progress(line.strip()) is not None for line in text.splitlines() if line.strip())
 
 
-def make_recording(out: Path, run_dir: Path, growth_path: Path, note: str) -> None:
-    """A recording of the finished run in ``run_dir`` (its state dir ``.eagle3tui``) from ``growth_path``."""
+def make_recording(out: Path, run_dir: Path, growth_path: Path, note: str, config: Path | None = None) -> None:
+    """A recording of the finished run in ``run_dir`` (its state dir ``.eagle3tui``) from ``growth_path``.
+
+    The estimates are those of the configuration the driver saved last, or of ``config``
+    (the file as it was when the stages started, if it was edited and reloaded since)."""
     from eagle3tui.config import load_config
 
     state = run_dir / ".eagle3tui"
-    # The configuration the run was driven with, as the driver saved it.
     saved = json.loads((state / "config.json").read_text())
     with tempfile.TemporaryDirectory(prefix="drift-config-") as tmp:
-        (Path(tmp) / "pipeline.toml").write_text(saved["text"])
+        (Path(tmp) / "pipeline.toml").write_text(config.read_text() if config else saved["text"])
         cfg = load_config(Path(tmp) / "pipeline.toml", dict(saved.get("overrides") or {}), check_rules=False)
     growth: dict[str, list[tuple[float, int]]] = {}
     for line in growth_path.read_text().splitlines():
@@ -185,9 +187,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--make", nargs=2, metavar=("RUN_DIR", "GROWTH"), type=Path,
                     help="first make the recording FOLDER from a finished run and its growth record")
     ap.add_argument("--note", default="", help="with --make: how the run was made (machine, load, date)")
+    ap.add_argument("--config-as-run", type=Path, help="with --make: the pipeline file the stages started with")
     args = ap.parse_args(argv)
     if args.make:
-        make_recording(args.folder, args.make[0], args.make[1], args.note)
+        make_recording(args.folder, args.make[0], args.make[1], args.note, args.config_as_run)
     meta, _ = load_recording(args.folder)
     threshold = float(meta.get("drift_threshold", 0.25))
     bad = 0
