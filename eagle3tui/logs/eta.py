@@ -10,8 +10,9 @@ rate is no evidence (the H200's synthesise bar projected +234% 34 s in and
 finished at +20%), nor is a bar of unequal steps (the demo's evaluate, 7 runs
 of 2-46 s, projected +170% at 3/7 and finished at +32%), nor time (the demo's
 answer loaded its model for a minute, then projected +67% from 5% of its bar
-and finished at +17%; its train, slowed by load for 6 steps, half its
-estimate, projected +1623% and finished at +330% once the load lifted), nor a
+and finished at +17%; its train, slowed by load to ~15 s a step for half its
+estimate, projected at least +1694% at 4/200, and then the load lifted and
+its steps took ~3.8 s), nor a
 bar seen in one or two updates however many units they hold (the demo's
 extract: 17,600 tokens in one step, +36%, finished at +10%). It fires when the
 overshoot is certain (the stage already ran longer than the estimate plus the
@@ -309,9 +310,9 @@ class EtaTracker:
         bar = n / total
         # Only the share of the bar seen bounds how far its rate is stretched (from a fifth: 4
         # times). Time is no evidence: not the stage's (a model load before the bar), nor the
-        # bar's own (the demo's train, 6 steps in 92 s, half its estimate, projected +1623%;
-        # the load that slowed it lifted and it took +330%). A bar too slow to reach a fifth
-        # in time is certain to overshoot first.
+        # bar's own (the demo's train: ~15 s a step under load for half its estimate, "at least
+        # +1694%" at 4/200, then ~3.8 s a step once the load lifted). A bar too slow to reach
+        # a fifth in time is certain to overshoot first.
         if bar < TRUST_BAR_FRACTION:
             return None  # an early rate is no evidence: warm-up, caches, ramps and load even out
         # Steps the bar was seen to take, not the units it counts: 17,600 tokens in two updates
