@@ -36,21 +36,24 @@ LOADING_DONE = b"Loading weights: 100%|##########| 272/272 [00:04<00:00, 60.00it
 
 
 def test_alert_and_display_show_the_same_projection(tmp_path: Path) -> None:
-    # 400 s since the stage started; the work bar is 10/64 after 100 s of its own:
-    # the stage projects to ~400 + 54 * 10 s, far over its 10 minute estimate.
-    work = b"".join(
-        f"\rExtracting: {n * 100 // 64:3d}%|#  | {n}/64 [{n * 10 // 60:02d}:{n * 10 % 60:02d}<"
-        f"09:00, 10.00s/it]".encode() for n in range(1, 11)) + b"\n"
-    watch, now = _setup(tmp_path, LOADING_DONE + work, started_ago=400.0)
-    alerts = watch.poll(now)
-    drift_alerts = [a for a in alerts if a[1] == "eta-drift"]
-    assert len(drift_alerts) == 1, alerts
+    # 400 s since the stage started; the work bar reaches 14/64 after 140 s of its own (a
+    # fifth of the bar, drawn step by step as the driver follows it: its rate is evidence):
+    # the stage projects to ~400 + 50 * 10 s, far over its 10 minute estimate.
+    watch, now = _setup(tmp_path, LOADING_DONE, started_ago=400.0)
+    log = tmp_path / "extract.log"
+    drift_alerts = []
+    for n in range(1, 15):
+        with open(log, "ab") as f:
+            f.write(f"\rExtracting: {n * 100 // 64:3d}%|#  | {n}/64 [{n * 10 // 60:02d}:{n * 10 % 60:02d}<"
+                    f"09:00, 10.00s/it]".encode())
+        drift_alerts += [a for a in watch.poll(now - 140.0 + 10.0 * n) if a[1] == "eta-drift"]
+    assert len(drift_alerts) == 1, drift_alerts
     details = drift_alerts[0][3]
     eta = watch.live()["eta"]
     assert eta["projected_s"] == details["projected_s"]
     assert eta["drift"] == details["drift"]
-    # Stage elapsed (400 s), not the bar's own 100 s, is in the projection.
-    assert eta["projected_s"] >= 400.0 + 54 * 9.0
+    # Stage elapsed (400 s), not the bar's own 140 s, is in the projection.
+    assert eta["projected_s"] >= 400.0 + 50 * 9.0
     assert eta["drift"] > 0.25 and not eta["done"]
 
 

@@ -8,13 +8,21 @@ the bar's latest reported rate, so one outlier in either moves it little.
 The drift *alert* asks more of a projection than the display does. An early
 rate is no evidence (the H200's synthesise bar projected +234% 34 s in and
 finished at +20%), nor is a bar of unequal steps (the demo's evaluate, 7 runs
-of 2-46 s, projected +170% at 3/7 and finished at +32%). It fires when the
+of 2-46 s, projected +170% at 3/7 and finished at +32%), nor time (the demo's
+answer loaded its model for a minute, then projected +67% from 5% of its bar
+and finished at +17%; its train, slowed by load to ~15 s a step for half its
+estimate, projected at least +1694% at 4/200, and then the load lifted and
+its steps took ~3.8 s), nor a
+bar seen in one or two updates however many units they hold (the demo's
+extract: 17,600 tokens in one step, +36%, finished at +10%). It fires when the
 overshoot is certain (the stage already ran longer than the estimate plus the
-threshold) or when the projection is trustworthy: enough of the bar (20%) or
-of the estimate (50%) has passed, the recent per-item times agree (their
-standard deviation within 35% of their mean), and even the faster of
-the recent and the whole-bar rates overshoots. ``Eta.basis`` says which, for
-the alert's text.
+threshold) or when the bar's rate is evidence: a fifth of the bar has passed,
+at least three steps were seen, their per-item times agree (standard
+deviation within 35% of their mean) and none was over within a second among
+longer ones, and even the faster of the recent and the whole-bar rates
+overshoots. ``Eta.basis`` says which, for the alert's text, and ``Eta.claim``
+the drift it is sure of: what the alert claims, the time already run when
+only that is evidence.
 """
 
 from __future__ import annotations
@@ -27,10 +35,10 @@ from eagle3tui.logs.progress import ProgressUpdate
 
 # What makes a projection trustworthy enough to alert on (see the module docstring).
 TRUST_BAR_FRACTION = 0.2
-TRUST_ESTIMATE_FRACTION = 0.5
 TRUST_MIN_INTERVALS = 3
-TRUST_MIN_ITEMS = 10
 TRUST_MAX_SPREAD = 0.35
+# A bar's own elapsed time (tqdm's "[01:33<...]") is printed in whole seconds.
+ELAPSED_RESOLUTION_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,11 @@ class Eta:
     # How sure the drift is, in words ("certain: ..." or "from 34% of the bar, ..."); ""
     # while the projection is not trustworthy (see the module docstring).
     basis: str = ""
+    # The drift the basis is sure of (at least this much over the estimate; at most ``drift``):
+    # what the alert claims. None while the projection is not trustworthy.
+    claim: float | None = None
+    # Whether the bar's rate is part of that evidence (not only the time already run).
+    rate_evidence: bool = False
 
     def remaining_at(self, now: float) -> float | None:
         """The remaining time counted down to ``now`` (never below zero)."""
@@ -95,6 +108,10 @@ class EtaTracker:
         self._t0: float | None = None  # wall clock of the bar's first sample
         self._base: tuple[float, float] | None = None  # (t, n) of the last interval end
         self._intervals: list[float] = []
+        self._steps = 0  # intervals recorded on this bar
+        # Steps seen to take under the bar's time resolution (drawn twice in one whole
+        # second): (intervals recorded before it, an upper bound of its time per item).
+        self._bounds: list[tuple[int, float]] = []
         self._first_interval: float | None = None
         # (t, n) where the bar's whole-bar rate is measured from (after a cached first item).
         self._origin: tuple[float, float] | None = None
@@ -111,6 +128,8 @@ class EtaTracker:
         self._t0 = None
         self._base = None
         self._intervals = []
+        self._steps = 0
+        self._bounds = []
         self._first_interval = None
         self._origin = None
         self.eta = None
@@ -125,14 +144,15 @@ class EtaTracker:
             return
         self._saved.pop(self._key, None)
         self._saved[self._key] = (self._t0, self._base, list(self._intervals), self._first_interval, self.eta,
-                                  self.phase, self.estimate_s, self._armed, self._origin)
+                                  self.phase, self.estimate_s, self._armed, self._origin, self._steps,
+                                  list(self._bounds))
         while len(self._saved) > 4:
             del self._saved[next(iter(self._saved))]
 
     def _restore(self, key: tuple[str, float | None]) -> None:
         """Resume a bar left earlier (see :meth:`_save`)."""
         (self._t0, self._base, intervals, self._first_interval, self.eta, self.phase, self.estimate_s,
-         self._armed, self._origin) = self._saved.pop(key)
+         self._armed, self._origin, self._steps, self._bounds) = self._saved.pop(key)
         self._intervals = intervals
         self._key = key
 
@@ -210,7 +230,15 @@ class EtaTracker:
                 # in one second merge into a longer interval instead of a 0.
                 self._intervals.append((t - bt) / (n - bn))
                 del self._intervals[: -self.window]
+                self._steps += 1
                 self._base = (t, n)
+            elif n > bn and t == bt and upd.elapsed_s is not None:
+                # Drawn again within the same whole second of the bar's own clock: these
+                # items took under a second. Their time merges into the next interval (a
+                # median of zeros would say nothing), but a step that short among long
+                # ones says the steps are unequal (see _rate_evidence).
+                self._bounds.append((self._steps, ELAPSED_RESOLUTION_S / (n - bn)))
+                del self._bounds[: -self.window]
         samples = list(self._intervals)
         reported = 1.0 / upd.rate if upd.rate else None
         if reported is not None:
@@ -242,9 +270,9 @@ class EtaTracker:
                        phase=self.phase, done=done, at=now)
         if drift is None:
             return False
-        basis = self._trust(n, total, t, elapsed, drift, left if total is not None else None, reported)
+        basis, claim, from_rate = self._trust(n, total, t, elapsed, drift, left if total is not None else None)
         if basis:
-            self.eta = replace(self.eta, basis=basis)
+            self.eta = replace(self.eta, basis=basis, claim=claim, rate_evidence=from_rate)
         if drift > self.drift_threshold and self._armed and basis:
             self._armed = False
             self.crossing = self.eta
@@ -254,39 +282,63 @@ class EtaTracker:
         return False
 
     def _trust(self, n: float, total: float | None, t: float, elapsed: float, drift: float,
-               left: float | None, reported: float | None) -> str:
-        """How sure an overshoot is, in words; "" when the projection is not evidence of one."""
+               left: float | None) -> tuple[str, float | None, bool]:
+        """How sure an overshoot is, in words, the drift it is sure of, and whether the bar's
+        rate is part of the evidence; ("", None, False) when nothing is evidence of one (see
+        the module docstring)."""
         est = self.estimate_s
         if not est or drift <= self.drift_threshold:
-            return ""
+            return "", None, False
+        parts: list[str] = []
+        claims: list[float] = []
         if elapsed >= est * (1.0 + self.drift_threshold):
-            return f"certain: {format_duration(elapsed)} already ran against {format_duration(est)}"
+            parts.append(f"certain: {format_duration(elapsed)} already ran against {format_duration(est)}")
+            claims.append(elapsed / est - 1.0)
+        from_rate = self._rate_evidence(n, total, t, elapsed, left, est)
+        if from_rate is not None:
+            parts.append(from_rate[0])
+            claims.append(from_rate[1])
+        if not claims:
+            return "", None, False
+        return "; ".join(parts), min(max(claims), drift), from_rate is not None
+
+    def _rate_evidence(self, n: float, total: float | None, t: float, elapsed: float, left: float | None,
+                       est: float) -> tuple[str, float] | None:
+        """The overshoot the bar's rate is evidence of, or None (what the rate says is no evidence)."""
         if total is None or left is None or not total:
-            return ""
+            return None
         bar = n / total
-        if bar < TRUST_BAR_FRACTION and elapsed < TRUST_ESTIMATE_FRACTION * est:
-            return ""  # an early rate is no evidence: warm-up, caches and ramps even out
+        # Only the share of the bar seen bounds how far its rate is stretched (from a fifth: 4
+        # times). Time is no evidence: not the stage's (a model load before the bar), nor the
+        # bar's own (the demo's train: ~15 s a step under load for half its estimate, "at least
+        # +1694%" at 4/200, then ~3.8 s a step once the load lifted). A bar too slow to reach
+        # a fifth in time is certain to overshoot first.
+        if bar < TRUST_BAR_FRACTION:
+            return None  # an early rate is no evidence: warm-up, caches, ramps and load even out
+        # Steps the bar was seen to take, not the units it counts: 17,600 tokens in two updates
+        # are two observations of the rate, however many tokens they hold.
         recent = list(self._intervals)
         if len(recent) < TRUST_MIN_INTERVALS:
-            # Few steps seen (a log read in one go, a bar drawn rarely): the bar's own average
-            # and its reported rate are two views of many items, if there are many.
-            if n < TRUST_MIN_ITEMS or not reported or t <= 0:
-                return ""
-            recent = [t / n, reported]
+            return None
         med = statistics.median(recent)
         mean = statistics.fmean(recent)
         if med <= 0 or mean <= 0:
-            return ""
+            return None
         # Not a robust spread: one short step among long ones is the point (unequal steps).
         spread = statistics.pstdev(recent) / mean
         if spread > TRUST_MAX_SPREAD:
-            return ""  # steps of unequal size: the next ones may be short
+            return None  # steps of unequal size: the next ones may be short
+        if any(self._steps - at <= self.window and bound < med * (1.0 - TRUST_MAX_SPREAD)
+               for at, bound in self._bounds):
+            # A recent step was over within a second, surely shorter than steady steps can
+            # be (under the median less the spread allowed): the next ones may be too.
+            return None
         rates = [med]
         if self._origin is not None and n > self._origin[1] and t > self._origin[0]:
             rates.append((t - self._origin[0]) / (n - self._origin[1]))
         at_least = (elapsed + left * min(rates)) / est - 1.0
         if at_least <= self.drift_threshold:
-            return ""  # the bar's own average says it may still make it
+            return None  # the bar's own average says it may still make it
         return (f"from {bar:.0%} of the bar and {format_duration(elapsed)} of "
                 f"{format_duration(est)}, the rate steady within {spread:.0%}: at least "
-                f"{at_least:+.0%}")
+                f"{at_least:+.0%}"), at_least

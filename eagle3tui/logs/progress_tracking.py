@@ -102,10 +102,18 @@ class ProgressTracking:
         if crossed and eta is not None and drift is not None:
             tpi = eta.time_per_item
             rate = f"{tpi:.1f} s/{upd.unit}" if tpi and tpi >= 1 else (f"{1 / tpi:.2f} {upd.unit}/s" if tpi else "?")
-            msg = (
-                f"{describe_progress(upd)}: projected {_fmt_s(projected)} against an estimate of "
-                f"{_fmt_s(eta.estimate_s)} ({drift:+.0%})"
-            )
+            claim = eta.claim if eta.claim is not None else drift
+            if eta.rate_evidence:
+                msg = (
+                    f"{describe_progress(upd)}: projected {_fmt_s(projected)} against an estimate of "
+                    f"{_fmt_s(eta.estimate_s)} ({drift:+.0%})"
+                )
+                said = f"At the observed rate ({rate}) this will take {drift:+.0%} longer than estimated."
+            else:
+                # Only the time already run is evidence: the alert claims that, not the bar's projection.
+                msg = f"{describe_progress(upd)}: over its estimate of {_fmt_s(eta.estimate_s)} by {claim:+.0%} so far"
+                said = (f"The stage has already run {claim:+.0%} longer than estimated; this bar's rate "
+                        f"({rate}) is too early or too uneven to project its end.")
             self._emit(
                 LogEvent(
                     line=no,
@@ -114,7 +122,7 @@ class ProgressTracking:
                     rule=_ETA_DRIFT,
                     text=msg,
                     worker=worker,
-                    explanation=f"At the observed rate ({rate}) this will take {drift:+.0%} longer than estimated.",
+                    explanation=said,
                     action="Expect a later finish; if the rate is abnormal, check disk/network throughput or the GPUs.",
                     progress=upd,
                     projected_s=projected,

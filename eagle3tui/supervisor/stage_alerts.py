@@ -596,6 +596,7 @@ class StageWatch:
             basis = crossing.basis if crossing is not None else ""
             if basis:
                 details["basis"] = basis
+                details["claim"] = crossing.claim  # the drift the alert is sure of (at least)
             return ("warning", "eta-drift", ev.text + (f" ({basis})" if basis else ""), details)
         if ev.rule in STALL_RULES:
             return ("warning", "stall", ev.explanation or ev.text, details)
