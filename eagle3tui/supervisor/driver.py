@@ -174,6 +174,7 @@ class Driver:
         self._last_full = 0.0
         self._last_full_mono = 0.0
         self._logs_read_at = 0.0  # when _read_running_logs last ran (monotonic)
+        self._pids_unsaved: dict[str, str] = {}  # stage -> run id launched, its pid not yet saved
         self.coalesce_s = COALESCE_S
         self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
@@ -363,6 +364,7 @@ class Driver:
         self.executors.poll(self.config, self.store)
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
+        self._save_started_pids(latest)
         self._report_problems()
         # This pass's roots: the last pass's predate a stage launched at its end.
         self._stage_roots = self._local_roots(statuses)
@@ -407,6 +409,21 @@ class Driver:
         backlog = any(w.behind for w in self.watches.values())  # an ended stage's log still being read
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active or backlog)
         return self._busy
+
+    def _save_started_pids(self, latest: dict[str, RunRecord]) -> None:
+        """Write into the records of this driver's launches the stage pids their wrappers reported.
+
+        A launch does not wait for them (``_launch_all``); the store folds a
+        wrapper's ``started.json`` into every record it reads, and this puts it
+        in the record's own file as soon as a pass sees it.
+        """
+        for name, run_id in list(self._pids_unsaved.items()):
+            rec = latest.get(name)
+            if rec is None or rec.run_id != run_id:
+                del self._pids_unsaved[name]
+            elif rec.pid is not None or rec.ended_at is not None:
+                del self._pids_unsaved[name]
+                self.store.save(rec, durable=False)  # a power loss ends the process it names
 
     def _read_running_logs(self, names: set[str]) -> None:
         """Read the followed logs of the running attempts of ``names``; alert what they hold."""
@@ -611,6 +628,8 @@ class Driver:
             self.intent.save(self.state_dir)
         if rec.ended_at is None:
             self._watch_recs[name] = rec  # known running from now on (see _restore_lost_records)
+            if rec.pid is None:
+                self._pids_unsaved[name] = rec.run_id
         if rec.ended_at is not None and rec.error:
             # One critical for a start that cannot happen, and the retry policy
             # decided (a full log disk passes): both are on disk before the attempt

@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 
 from eagle3tui.config import StageConfig
+from eagle3tui.supervisor.deadlines import deadline, seconds_left
 from eagle3tui.supervisor.elastic_error import ENV as ELASTIC_ENV
 from eagle3tui.supervisor.elastic_error import error_file_env
 from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
@@ -28,6 +29,7 @@ from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.trusted import NotRegularFile, append_regular, open_regular, private_dir
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
+LAUNCH_CLOCK = "launched_clock"  # the record's extra: the launch as a deadline of 0 s
 
 # Wrappers started by this process. They are our children until we exit, so
 # a long-lived driver must reap the ones that ended or they linger as zombies.
@@ -146,6 +148,17 @@ def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, h
         rec.log_offset = f.tell()
     rec.log_line = lines_before(rec.log, rec.log_offset)
     rec.launched_at = time.time()
+    # The launch on the monotonic clock too (within this boot): how long an
+    # attempt has run survives a wall-clock step (see attempt_age_s).
+    rec.extra[LAUNCH_CLOCK] = deadline(0.0)
+
+
+def attempt_age_s(rec: RunRecord) -> float:
+    """Seconds since ``rec`` was launched: monotonic within the boot it was launched in."""
+    clock = rec.extra.get(LAUNCH_CLOCK)
+    if isinstance(clock, dict):
+        return max(0.0, -seconds_left(clock))
+    return max(0.0, time.time() - (rec.started_at or rec.launched_at))
 
 
 def lines_before(path: str, offset: int) -> int:
