@@ -651,7 +651,7 @@ class Driver:
                         argv=rec.argv)
         else:
             self._alert("info", "stage-started", f"started (attempt {rec.attempt})", rec,
-                        argv=rec.argv, pid=rec.pid)
+                        argv=rec.argv, pid=rec.pid, wrapper_pid=rec.wrapper_pid)
         if rec.ended_at is None and not is_slurm(rec):
             # Its log is opened now, not at the next full pass (up to a second
             # away): a log renamed before then (logrotate) is still the one the
