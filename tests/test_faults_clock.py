@@ -3,8 +3,9 @@
 The driver is a real process whose wall clock (``time.time``) steps by an
 hour at a chosen alert, as an NTP correction would; the monotonic clock goes
 on. A 2 s retry back-off still ends after about 2 s when the clock steps
-back (it used to wait an hour), and a stop's 20 s grace is still granted when
-it steps forwards (it used to SIGKILL at once).
+back (it used to wait an hour), a stop's 20 s grace is still granted when
+it steps forwards (it used to SIGKILL at once), and a step forwards during a
+quiet spell raises no stall (quiet time was wall-clock time: an hour).
 """
 
 from __future__ import annotations
@@ -33,6 +34,22 @@ CLOCK_STEP_AT_ALERT = textwrap.dedent("""
     raise SystemExit(driver.run())
 """)
 
+# The same driver, whose wall clock steps once a file exists (a stage makes it
+# in the middle of a quiet spell).
+CLOCK_STEP_AT_FILE = textwrap.dedent("""
+    import os, sys, threading, time
+    from eagle3tui.alerts import AlertHub
+    from eagle3tui.config import load_config
+    from eagle3tui.supervisor.driver import Driver
+    config_path, flag, step = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    real = time.time
+    def step_when_flagged():
+        while not os.path.exists(flag):
+            time.sleep(0.01)
+        time.time = lambda: real() + step  # the wall clock steps; monotonic time goes on
+    threading.Thread(target=step_when_flagged, daemon=True).start()
+    raise SystemExit(Driver(load_config(config_path), hub=AlertHub(), gpu=False).run())
+""")
 
 @pytest.mark.parametrize("step", [-3600.0])
 def test_wall_clock_step_during_retry_backoff(pipeline, step):
@@ -98,3 +115,41 @@ def test_wall_clock_step_during_stop_grace_sends_no_early_sigkill(pipeline):
     finally:
         driver.kill()
         driver.wait()
+
+
+def test_wall_clock_step_forwards_raises_no_false_stall(pipeline):
+    """One hour forwards while a stage is quiet for a few seconds: no ``stall`` alert.
+
+    The stall floor is 60 s; the stage prints a line, steps the driver's wall
+    clock (a flag file), is quiet for 5 s, then ends. Quiet time measured on
+    the wall clock was an hour at the first pass after the step, and the
+    driver alerted a stall.
+    """
+    flag = pipeline.root / "step-now"
+    pipeline.write(f"""
+        [pipeline]
+        stall_floor = "60s"
+
+        [[stage]]
+        name = "quiet"
+        command = ["sh", "-c", "echo working; sleep 1; touch {flag}; sleep 5; echo done"]
+    """)
+    pipeline.state_dir.mkdir(mode=0o700)
+    (pipeline.state_dir / "intent.json").write_text(
+        '{"wanted": ["quiet"], "skipped": [], "relaunch": {}}')
+    script = pipeline.root / "clock_step.py"
+    script.write_text(CLOCK_STEP_AT_FILE)
+    driver = subprocess.Popen([sys.executable, str(script), str(pipeline.config), str(flag), "3600"],
+                              env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: (pipeline.state_dir / "runs/quiet/0001.result.json").exists(), timeout=40,
+                 what="the quiet stage to end")
+        assert driver.wait(timeout=30) == 0, driver.stdout.read() if driver.stdout else ""
+        kinds = [a["kind"] for a in pipeline.alerts()]
+        assert "stage-succeeded" in kinds, kinds
+        assert "stall" not in kinds, [a for a in pipeline.alerts() if a["kind"] == "stall"]
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()

@@ -27,6 +27,7 @@ import os
 import re
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 
 from eagle3tui.logs.eta import Eta, EtaTracker
 from eagle3tui.logs.events import LogEvent
@@ -126,6 +127,8 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         exit_known: bool = True,
         history: StageHistory | None = None,
         list_per_rule: int | None = None,
+        stall_clock: Callable[[], float] | None = None,
+        started_age_s: float | None = None,
     ) -> None:
         if progress_mode not in ("sample", "all"):
             raise ValueError("progress_mode must be 'sample' or 'all'")
@@ -140,7 +143,8 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
             estimate_s = history.median(stage)
         self.eta_tracker = EtaTracker(estimate_s, drift_threshold, phases=phase_estimates,
                                       stage_started_at=started_at)
-        self.stall = StallDetector(stall_floor_s, stall_k)
+        # A live log's quiet time is measured on ``stall_clock`` (monotonic): see StallDetector.
+        self.stall = StallDetector(stall_floor_s, stall_k, clock=stall_clock)
         # Output re-arms the stall detector only when it is news: the same wait
         # line printed again by a hung process is not (see repeats.py).
         self.repeats = RepeatFilter()
@@ -212,7 +216,10 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         # every listed one, in order.
         self._unlisted_tail: tuple | None = None  # (line index in the block, hot tuple)
         self._tail_block: tuple = _NO_BLOCK  # the block being scanned, its offsets, first line
-        self.stall.note_activity(self.started_at)
+        # Quiet since the attempt began: a driver attaching late counts the time already
+        # passed (``started_age_s``, measured by the caller on a clock that does not step).
+        self.stall.note_activity(self.started_at, age_s=(
+            started_age_s if started_age_s is not None else time.time() - self.started_at))
 
     # -- public -----------------------------------------------------------
     def set_rules(self, rules: RuleSet) -> None:
@@ -295,7 +302,8 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
                 last += f" (line {self.progress_line})"
         tpi = self.eta_tracker.time_per_item
         reps: list[tuple[str, int]] = []
-        if self.stall.last_activity is not None and now - self.stall.last_activity > self.stall.threshold(tpi):
+        quiet = self.stall.quiet_s(now)
+        if quiet is not None and quiet > self.stall.threshold(tpi):
             reps = [(_message_of(r.line), r.count) for r in self.repeats.repeated()]
         idle = self.stage_kind == "service" and serving_idle(self.ready_at, self.last_news_at, self.figures)
         verdict = self.stall.check(now, tpi, gpu, last, reps, idle=idle)
@@ -476,8 +484,8 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
 
     def _news_fresh(self) -> bool:
         """News came so recently that a stall is far off: this read need not be searched for it."""
-        last = self.stall.last_activity
-        return last is not None and self._now - last < min(_NEWS_FRESH_S, self.stall.floor_s / 20)
+        quiet = self.stall.quiet_s(self._now)
+        return quiet is not None and quiet < min(_NEWS_FRESH_S, self.stall.floor_s / 20)
 
 
     def _line(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from eagle3tui.logs import families
@@ -42,16 +42,31 @@ class StallDetector:
     then hung must not stay hidden behind the earlier verdict).
     """
 
-    def __init__(self, floor_s: float = 300.0, k: float = 10.0) -> None:
+    def __init__(self, floor_s: float = 300.0, k: float = 10.0,
+                 clock: Callable[[], float] | None = None) -> None:
         self.floor_s = floor_s
         self.k = k
+        # Wall time of the last news, for display (``last_news_at``).
         self.last_activity: float | None = None
+        # ``clock`` (a monotonic one, for a live log) measures the quiet time: a
+        # step of the wall clock (NTP) then changes no quiet time. Without it
+        # (a log replayed offline, at its own times), the ``now`` arguments do.
+        self.clock = clock
+        self._news_on_clock: float | None = None
         self._reported: str | None = None
 
-    def note_activity(self, now: float) -> None:
-        """News (new output, progress) was seen at ``now``."""
+    def note_activity(self, now: float, age_s: float = 0.0) -> None:
+        """News (new output, progress) was seen at ``now`` (wall time), ``age_s`` seconds ago."""
         self.last_activity = now
+        if self.clock is not None:
+            self._news_on_clock = self.clock() - max(0.0, age_s)
         self._reported = None
+
+    def quiet_s(self, now: float) -> float | None:
+        """Seconds since the last news (None before any): on ``clock`` when there is one."""
+        if self.clock is not None and self._news_on_clock is not None:
+            return self.clock() - self._news_on_clock
+        return None if self.last_activity is None else now - self.last_activity
 
     def threshold(self, time_per_item: float | None) -> float:
         """Seconds of quiet that count as a stall."""
@@ -75,9 +90,9 @@ class StallDetector:
         ``idle``: the process is a server that is ready and has nothing to do
         (see :func:`serving_idle`): its silence is no stall.
         """
-        if self.last_activity is None or self._reported in (STALLED, HANG_SUSPECTED) or idle:
+        quiet = self.quiet_s(now)
+        if quiet is None or self._reported in (STALLED, HANG_SUSPECTED) or idle:
             return None
-        quiet = now - self.last_activity
         limit = self.threshold(time_per_item)
         if quiet <= limit:
             return None

@@ -24,6 +24,8 @@ import sys
 import threading
 import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -97,6 +99,10 @@ COALESCE_S = 0.05
 # launched stage's log is opened at launch, so neither waits for this pass.
 FULL_EVERY_S_INOTIFY = 1.0
 PEEK_S = 0.004
+# Launches of one pass: this many local starts at once, and the running
+# stages' logs are read this often while they go on.
+LAUNCH_WORKERS = 8
+LAUNCH_READ_EVERY_S = 0.2
 
 class ServiceProber:
     """Polls a service's HTTP readiness URL in a thread, never blocking the driver."""
@@ -167,6 +173,8 @@ class Driver:
         self.full_every_s_inotify = FULL_EVERY_S_INOTIFY
         self._last_full = 0.0
         self._last_full_mono = 0.0
+        self._logs_read_at = 0.0  # when _read_running_logs last ran (monotonic)
+        self._pids_unsaved: dict[str, str] = {}  # stage -> run id launched, its pid not yet saved
         self.coalesce_s = COALESCE_S
         self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
@@ -356,6 +364,7 @@ class Driver:
         self.executors.poll(self.config, self.store)
         latest: dict[str, RunRecord] = {}
         statuses = self.statuses(latest)
+        self._save_started_pids(latest)
         self._report_problems()
         # This pass's roots: the last pass's predate a stage launched at its end.
         self._stage_roots = self._local_roots(statuses)
@@ -386,8 +395,7 @@ class Driver:
         self.waiting = p.waiting
         for name in p.stop_services:
             self.stop_stage(name, reason="no-longer-needed")
-        for name, resume in p.start:
-            self._launch(name, resume)
+        self._launch_all(p.start)
         if p.start or p.stop_services:
             statuses = self.statuses()
             # The sampler follows a stage from its launch, not from the next full pass.
@@ -401,6 +409,30 @@ class Driver:
         backlog = any(w.behind for w in self.watches.values())  # an ended stage's log still being read
         self._busy = bool(handled or active or scheduled or p.start or waiting_on_active or backlog)
         return self._busy
+
+    def _save_started_pids(self, latest: dict[str, RunRecord]) -> None:
+        """Write into the records of this driver's launches the stage pids their wrappers reported.
+
+        A launch does not wait for them (``_launch_all``); the store folds a
+        wrapper's ``started.json`` into every record it reads, and this puts it
+        in the record's own file as soon as a pass sees it.
+        """
+        for name, run_id in list(self._pids_unsaved.items()):
+            rec = latest.get(name)
+            if rec is None or rec.run_id != run_id:
+                del self._pids_unsaved[name]
+            elif rec.pid is not None or rec.ended_at is not None:
+                del self._pids_unsaved[name]
+                self.store.save(rec, durable=False)  # a power loss ends the process it names
+
+    def _read_running_logs(self, names: set[str]) -> None:
+        """Read the followed logs of the running attempts of ``names``; alert what they hold."""
+        self._logs_read_at = time.monotonic()
+        now = time.time()
+        for name, w in list(self.watches.items()):
+            rec = self._watch_recs.get(name) if name in names else None
+            if rec is not None:
+                self._emit_watch(w, w.poll(now), rec)
 
     def statuses(self, records: dict[str, RunRecord] | None = None) -> dict[str, StageStatus]:
         """Every stage's status; ``records`` receives the latest run records read for it."""
@@ -508,15 +540,66 @@ class Driver:
         return out
 
     # -- launching and stopping -------------------------------------------
-    def _launch(self, name: str, resume: bool) -> None:
-        stage = self.config.stage(name)
+    def _launch_all(self, starts: list[tuple[str, bool]]) -> None:
+        """Start this pass's stages together; the running stages' logs are read meanwhile.
+
+        Each start is mostly waiting (fsyncs of its write-ahead record, a fork):
+        local stages start in a few threads at once, so the waits overlap (200
+        in about a second, where one by one took 32 s), and every
+        LAUNCH_READ_EVERY_S the logs of running stages are read, so a fatal
+        line waits for no launch. The threads touch only the stage's own
+        files; the intent, the alerts and the watches stay on this thread
+        (``_prepare_launch`` before, ``_finish_launch`` after). Slurm
+        submissions go one by one, as before: their failures alert at once.
+        """
+        jobs = [(name, resume, prep) for name, resume in starts
+                if (prep := self._prepare_launch(name, resume)) is not None]
+        local = [j for j in jobs if self.config.stage(j[0]).executor != SLURM]
+        workers = min(LAUNCH_WORKERS, len(local))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="launch") if workers > 1 else None
+        futures = {j[0]: pool.submit(self._start_attempt, j[0], j[1], j[2]) for j in local} if pool else {}
+        failure: BaseException | None = None
+        # The stages that ran before this pass: a stage launched now had its
+        # log read at its launch (_finish_launch), and reading 200 logs every
+        # 0.2 s would slow the launches down.
+        running = set(self.watches)
+        self._logs_read_at = time.monotonic()
+        try:
+            with self.alert_log.one_sync():  # 200 stage-started alerts, one fsync
+                for name, resume, prep in jobs:
+                    fut = futures.get(name)
+                    try:
+                        rec = (self._wait_reading_logs(fut, running) if fut
+                               else self._start_attempt(name, resume, prep))
+                    except Exception as e:  # the others still get their alert and watch
+                        failure = failure or e
+                        continue
+                    self._finish_launch(name, resume, prep, rec)
+                    if time.monotonic() - self._logs_read_at >= LAUNCH_READ_EVERY_S:
+                        self._read_running_logs(running)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+        if failure is not None:
+            raise failure
+
+    def _wait_reading_logs(self, fut: Future[RunRecord], running: set[str]) -> RunRecord:
+        """``fut``'s record, the logs of ``running`` read while it is not done."""
+        while True:
+            try:
+                return fut.result(timeout=max(0.0, self._logs_read_at + LAUNCH_READ_EVERY_S - time.monotonic()))
+            except FutureTimeout:
+                self._read_running_logs(running)
+
+    def _prepare_launch(self, name: str, resume: bool) -> dict[str, Any] | None:
+        """What a launch of ``name`` needs, its relaunch written ahead; None when it must not run."""
         known = self._watch_recs.get(name)
         if known is not None and (is_alive(known.pid, known.create_time)
                                   or is_alive(known.wrapper_pid, known.wrapper_create_time)):
             # Its record vanished from disk (a deleted state directory) but this
             # driver watches it running: write it back, never launch a second copy.
             self._restore_lost_records()
-            return
+            return None
         relaunch = self.intent.relaunch.get(name)
         prev = self.store.latest(name)
         trigger = (relaunch or {}).get("trigger", "pipeline" if prev is None else "user")
@@ -526,15 +609,27 @@ class Driver:
             # finds the attempt on disk and never launches the stage again.
             relaunch["attempt"] = self.store.next_attempt(name)
             self.intent.save(self.state_dir)
-        rec = self.executors.for_stage(stage).launch(
+        return {"relaunch": relaunch, "prev": prev, "trigger": trigger,
+                "driver": driver_spec(self.config) if self.keep_alive else None}
+
+    def _start_attempt(self, name: str, resume: bool, prep: dict[str, Any]) -> RunRecord:
+        """Start the attempt (any thread: it touches only the stage's own files)."""
+        stage, prev = self.config.stage(name), prep["prev"]
+        return self.executors.for_stage(stage).launch(
             stage, self.store, resume=resume,
-            resumed_from=prev.attempt if (resume and prev) else None, trigger=trigger,
-            driver=driver_spec(self.config) if self.keep_alive else None)
+            resumed_from=prev.attempt if (resume and prev) else None, trigger=prep["trigger"],
+            driver=prep["driver"])
+
+    def _finish_launch(self, name: str, resume: bool, prep: dict[str, Any], rec: RunRecord) -> None:
+        """The started attempt's intent, alerts and watch."""
+        stage, relaunch, trigger = self.config.stage(name), prep["relaunch"], prep["trigger"]
         if relaunch is not None:
             self.intent.relaunch.pop(name, None)
             self.intent.save(self.state_dir)
         if rec.ended_at is None:
             self._watch_recs[name] = rec  # known running from now on (see _restore_lost_records)
+            if rec.pid is None:
+                self._pids_unsaved[name] = rec.run_id
         if rec.ended_at is not None and rec.error:
             # One critical for a start that cannot happen, and the retry policy
             # decided (a full log disk passes): both are on disk before the attempt
@@ -556,7 +651,7 @@ class Driver:
                         argv=rec.argv)
         else:
             self._alert("info", "stage-started", f"started (attempt {rec.attempt})", rec,
-                        argv=rec.argv, pid=rec.pid)
+                        argv=rec.argv, pid=rec.pid, wrapper_pid=rec.wrapper_pid)
         if rec.ended_at is None and not is_slurm(rec):
             # Its log is opened now, not at the next full pass (up to a second
             # away): a log renamed before then (logrotate) is still the one the

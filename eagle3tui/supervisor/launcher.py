@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 
 from eagle3tui.config import StageConfig
+from eagle3tui.supervisor.deadlines import deadline, seconds_left
 from eagle3tui.supervisor.elastic_error import ENV as ELASTIC_ENV
 from eagle3tui.supervisor.elastic_error import error_file_env
 from eagle3tui.supervisor.fingerprint import FINGERPRINT, fingerprint
@@ -28,6 +29,7 @@ from eagle3tui.supervisor.records import RunRecord, RunStore
 from eagle3tui.trusted import NotRegularFile, append_regular, open_regular, private_dir
 
 WRAPPER = Path(__file__).with_name("stagewrap.py")
+LAUNCH_CLOCK = "launched_clock"  # the record's extra: the launch as a deadline of 0 s
 
 # Wrappers started by this process. They are our children until we exit, so
 # a long-lived driver must reap the ones that ended or they linger as zombies.
@@ -146,6 +148,17 @@ def write_header(rec: RunRecord, stage: StageConfig, resumed_from: int | None, h
         rec.log_offset = f.tell()
     rec.log_line = lines_before(rec.log, rec.log_offset)
     rec.launched_at = time.time()
+    # The launch on the monotonic clock too (within this boot): how long an
+    # attempt has run survives a wall-clock step (see attempt_age_s).
+    rec.extra[LAUNCH_CLOCK] = deadline(0.0)
+
+
+def attempt_age_s(rec: RunRecord) -> float:
+    """Seconds since ``rec`` was launched: monotonic within the boot it was launched in."""
+    clock = rec.extra.get(LAUNCH_CLOCK)
+    if isinstance(clock, dict):
+        return max(0.0, -seconds_left(clock))
+    return max(0.0, time.time() - (rec.started_at or rec.launched_at))
 
 
 def lines_before(path: str, offset: int) -> int:
@@ -164,13 +177,20 @@ def lines_before(path: str, offset: int) -> int:
 
 def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
            resumed_from: int | None = None, trigger: str = "user",
-           wait_started: float = 10.0, driver: dict[str, Any] | None = None) -> RunRecord:
+           driver: dict[str, Any] | None = None) -> RunRecord:
     """Start one attempt of ``stage`` detached; return its saved record.
 
     The record is saved before the process starts, so a supervisor that dies
     half-way leaves an attempt that ``resume_interrupted`` finishes launching
     (or that is reported as lost), never nothing. ``driver`` tells the wrapper
     how to start a driver when none runs (see stagewrap.py).
+
+    It returns once the wrapper is started and its pid saved, without waiting
+    for the stage's own pid: waiting made a pass that starts 200 stages take 200 wrapper start-ups in
+    a row. The stage's pid reaches the record from ``started.json`` when the
+    record is next read (``RunStore.merge_wrapper_files``); a stop sent before
+    then reaches the wrapper, which has not started the stage yet or passes
+    the signal on.
     """
     rec = new_attempt(stage, store, resume=resume, resumed_from=resumed_from, trigger=trigger)
     rec.extra["result_fallback"] = fallback_result_path(store, stage.name, rec.attempt)
@@ -189,11 +209,10 @@ def launch(stage: StageConfig, store: RunStore, *, resume: bool = False,
         return rec
     # Write-ahead: the attempt exists on disk before any process does.
     store.save(rec)
-    return _start_wrapper(stage, store, rec, wait_started)
+    return _start_wrapper(stage, store, rec)
 
 
-def resume_interrupted(stage: StageConfig, store: RunStore, rec: RunRecord,
-                       wait_started: float = 10.0) -> RunRecord | None:
+def resume_interrupted(stage: StageConfig, store: RunStore, rec: RunRecord) -> RunRecord | None:
     """Finish a launch a dead driver left half-done; None when there is nothing to do.
 
     An attempt whose record was saved but whose wrapper pid was not is either
@@ -214,11 +233,10 @@ def resume_interrupted(stage: StageConfig, store: RunStore, rec: RunRecord,
         return rec
     _append(Path(rec.log), f"[eagle3tui] the driver died before attempt {rec.attempt} started; "
                            "starting it now\n")
-    return _start_wrapper(stage, store, rec, wait_started)
+    return _start_wrapper(stage, store, rec)
 
 
-def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
-                   wait_started: float) -> RunRecord:
+def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord) -> RunRecord:
     log = Path(rec.log)
     if not stage.cwd.is_dir():
         rec.error = f"working directory {stage.cwd} does not exist"
@@ -241,20 +259,13 @@ def _start_wrapper(stage: StageConfig, store: RunStore, rec: RunRecord,
         )
     rec.wrapper_pid = proc.pid
     rec.wrapper_create_time = create_time(proc.pid)
-    store.save(rec)
-    # Wait briefly for the wrapper to report the stage's pid, so callers can
-    # show it and stop it at once. The wrapper is never waited on for exit.
-    deadline = time.monotonic() + wait_started
-    while time.monotonic() < deadline:
-        if store.merge_wrapper_files(rec) and (rec.pid or rec.ended_at):
-            break
-        if proc.poll() is not None:
-            store.merge_wrapper_files(rec)
-            break
-        time.sleep(0.005)
-    store.save(rec)
+    # Not fsynced: a power loss that would lose it ends the wrapper too, and a
+    # record without a wrapper pid is finished by resume_interrupted (the
+    # record above, written ahead of the process, is fsynced).
+    store.save(rec, durable=False)
+    # Reaped by the driver's passes (reap_wrappers), never here: launches of
+    # one pass run in several threads, and only appending is safe among them.
     _wrappers.append(proc)
-    reap_wrappers()
     return rec
 
 

@@ -37,6 +37,7 @@ import os
 import secrets
 import stat
 import tempfile
+import threading
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -151,6 +152,7 @@ class RunStore:
     def __init__(self, state_dir: str | os.PathLike[str]) -> None:
         self.state_dir = Path(state_dir)
         self.runs_dir = self.state_dir / "runs"
+        self._fallback_lock = threading.Lock()
         self.problems: list[str] = []
 
     def stage_dir(self, stage: str) -> Path:
@@ -167,6 +169,10 @@ class RunStore:
         path is kept in ``result-fallback.json`` and reused while it still
         passes the checks (ours, a directory, closed to others).
         """
+        with self._fallback_lock:  # launches of one pass run in threads: one directory for all
+            return self._fallback_dir()
+
+    def _fallback_dir(self) -> Path:
         note = self.state_dir / "result-fallback.json"
         try:
             known = Path(str(read_trusted_json(note)["dir"]))
@@ -262,8 +268,10 @@ class RunStore:
         rec.extra.setdefault(RESULT_KEY, secrets.token_hex(16))
         return rec
 
-    def save(self, rec: RunRecord) -> None:
-        atomic_write_json(self.prefix(rec.stage, rec.attempt) + ".json", rec.to_json())
+    def save(self, rec: RunRecord, *, durable: bool = True) -> None:
+        """Replace ``rec``'s file atomically; fsynced unless ``durable`` is False (a
+        fact that a power loss makes moot, such as the pid of a process it ends)."""
+        atomic_write_json(self.prefix(rec.stage, rec.attempt) + ".json", rec.to_json(), fsync=durable)
 
     def merge_wrapper_files(self, rec: RunRecord) -> bool:
         """Fold the wrapper's started/result files into ``rec``; True if anything changed."""

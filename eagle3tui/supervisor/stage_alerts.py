@@ -27,6 +27,7 @@ from eagle3tui.logs.monitor import StageLogMonitor
 from eagle3tui.logs.logger_source import next_from_same_source
 from eagle3tui.logs.ranks import CONSEQUENCE_RULES, Incident, find_incident, launcher_failed_line, peer_lost
 from eagle3tui.logs.rules import RuleSet, build_ruleset, compile_user_pattern
+from eagle3tui.supervisor.launcher import attempt_age_s
 from eagle3tui.supervisor.backlog import BacklogScout, FatalAhead
 from eagle3tui.supervisor.fatal_peek import FatalPeek
 from eagle3tui.supervisor.records import RunRecord
@@ -217,7 +218,9 @@ class StageWatch:
             drift_threshold=config.drift_threshold, phase_estimates=stage.phases,
             stall_floor_s=config.stall_floor_s, started_at=rec.started_at or rec.launched_at,
             # A service that fails one request and keeps serving has a warning, not a fatal.
-            stage_kind=stage.kind)
+            stage_kind=stage.kind,
+            # Quiet time is a duration: a wall-clock step is no stall.
+            stall_clock=time.monotonic, started_age_s=attempt_age_s(rec))
         self._catch_up_samples = self.monitor.samples_per_block
         self._stalled_at: float | None = None
         # A driver that reattaches to a service already ready (a probe or a log pattern said
