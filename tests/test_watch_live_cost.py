@@ -125,6 +125,54 @@ def test_fatal_peek_sees_a_fatal_keyword_once(tmp_path: Path) -> None:
     assert w.fatal_ahead()
 
 
+NCCL_INFO = "node-03:26841:26900 [0] NCCL INFO Channel 07/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+NCCL_FATAL = ("[rank0]:[E1206 10:00:00.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+              "operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600030 ms\n")
+
+
+def test_fatal_peek_is_not_woken_by_a_keyword_alone(tmp_path: Path) -> None:
+    """``NCCL`` is a fatal rule's keyword and sits in every NCCL INFO line: the peek searches the
+    line with that rule's pattern, so chatty ranks do not run a pass per peek."""
+    w = _watch(tmp_path, "")
+    log = Path(w.log_path)
+    rules = w.monitor.rules
+    peek = FatalPeek(str(log))
+    log.write_text(NCCL_INFO * 200)
+    assert not peek.ahead(0, rules), "an NCCL INFO line is not a fatal line"
+    with open(log, "a") as f:
+        f.write(NCCL_INFO + NCCL_FATAL)
+    assert peek.ahead(0, rules)
+
+
+def test_fatal_peek_looks_again_at_a_line_written_in_two_parts(tmp_path: Path) -> None:
+    """The keyword arrives before the words the pattern needs: the unfinished line is looked at
+    again once it is finished, not passed over."""
+    w = _watch(tmp_path, "")
+    log = Path(w.log_path)
+    rules = w.monitor.rules
+    peek = FatalPeek(str(log))
+    head, tail = NCCL_FATAL[:40], NCCL_FATAL[40:]
+    log.write_text(NCCL_INFO + head)
+    assert not peek.ahead(0, rules)
+    with open(log, "a") as f:
+        f.write(tail)
+    assert peek.ahead(0, rules)
+
+
+def test_fatal_peek_reads_the_readers_descriptor(tmp_path: Path) -> None:
+    """Given the follower's descriptor, the peek looks at the file the follower reads, even
+    after the path was renamed away, and opens nothing itself."""
+    w = _watch(tmp_path, "step 1\n")
+    w.poll()
+    fd = w.monitor.follower.fileno()
+    assert fd is not None
+    log = Path(w.log_path)
+    log.rename(tmp_path / "s.log.1")
+    with open(tmp_path / "s.log.1", "a") as f:
+        f.write(FATAL)
+    assert w.fatal_ahead(), "the fatal line written to the file still being read"
+
+
 def test_driver_wakeups_on_a_followed_file_not_on_its_neighbours(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -320,7 +320,8 @@ class StageWatch:
     # -- polling -------------------------------------------------------------
     def fatal_ahead(self) -> bool:
         """Whether the log's unread bytes may hold a fatal line (a cheap look, see fatal_peek)."""
-        return self.behind or self._peek.ahead(self.monitor.offset, self.monitor.rules)
+        return self.behind or self._peek.ahead(self.monitor.offset, self.monitor.rules,
+                                               self.monitor.follower.fileno())
 
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
