@@ -173,6 +173,32 @@ def test_fatal_peek_reads_the_readers_descriptor(tmp_path: Path) -> None:
     assert w.fatal_ahead(), "the fatal line written to the file still being read"
 
 
+def _fatal_alerts_of(tmp_path: Path, reads: list[str]) -> list[tuple[str, str]]:
+    """(level, message) of the fatal alerts a watch gives when the log grows by ``reads``, a poll each."""
+    tmp_path.mkdir()
+    w = _watch(tmp_path, "step 0/1000 | 0% | 0/1000 [00:00<01:00, 2.0it/s]\n")
+    w.poll()
+    got = []
+    for text in reads:
+        with open(w.log_path, "a") as f:
+            f.write(text)
+        got += [(a[0], a[2]) for a in w.poll() if a[1] == "fatal-log-event"]
+    return got
+
+
+def test_progress_between_two_errors_of_one_read_makes_the_second_a_new_failure(tmp_path: Path) -> None:
+    """Error, progress, error: read line by line the second error pages again (the job went on
+    after the first); read with the progress and the second error together (the driver coalesces
+    wake-ups) it must page too, not be folded into the first failure as its echo."""
+    def lines(n: int) -> list[str]:
+        return [NCCL_FATAL.replace("SeqNum=9", f"SeqNum={n}"), f"step {n}/1000 | {n}/1000 [00:0{n}<01:00, 2.0it/s]\n"]
+    seq = [x for n in range(1, 5) for x in lines(n)]
+    one_by_one = _fatal_alerts_of(tmp_path / "a", seq)
+    together = _fatal_alerts_of(tmp_path / "b", [seq[0], *(seq[i] + seq[i + 1] for i in range(1, len(seq) - 1, 2))])
+    assert [lv for lv, _ in one_by_one] == ["critical"] * 4
+    assert together == one_by_one
+
+
 def test_driver_wakeups_on_a_followed_file_not_on_its_neighbours(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -92,9 +92,11 @@ FAILING_ANNOUNCE_S = 5.0
 # eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
 # at every PEEK_S for a fatal rule's keyword, which runs the pass at once, that
 # log first. A pass costs a progress parse per busy log whatever its length, so
-# on 8 chatty ranks the pass rate is most of the driver's CPU; warnings wait at
-# most this long (the front ends read state.json, written by the full pass).
-COALESCE_S = 0.25
+# on 8 chatty ranks the pass rate is much of the driver's CPU. Not longer: the
+# watch decides "failing, or progress since the error?" once per read, so progress
+# and a later fatal line read together fold that line into the first failure
+# (0.25 s did, in bench_follow's latency8, where they are 0.2 s apart).
+COALESCE_S = 0.1
 # A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 1 s,
 # woken at once by a result file; stage roots are refreshed after a launch and a
 # launched stage's log is opened at launch, so neither waits for this pass.
