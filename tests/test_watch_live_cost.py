@@ -306,3 +306,47 @@ def test_a_stage_that_ends_with_a_backlog_is_read_in_bounded_polls(pipeline) -> 
     # One run per poll: at least three polls (never one read of it all), and runs, not a record a line.
     assert 3 <= len(recs) <= 50, f"{len(recs)} verdict records for {n} lines"
     assert sum(r["end_line"] - r["line"] + 1 for r in recs) == n
+
+
+def test_a_log_with_a_fatal_line_is_read_before_the_busy_ones(tmp_path: Path, monkeypatch) -> None:
+    """Three stages' logs have new lines and a fourth's a fatal line: the driver's next pass reads
+    the fatal one first and writes its alert before it reads the others."""
+    from eagle3tui.alerts import build_hub
+    from eagle3tui.supervisor.driver import Driver
+
+    text = "".join(f'[[stage]]\nname = "s{i}"\ncommand = ["sleep", "60"]\n' for i in range(3))
+    text += '[[stage]]\nname = "target"\ncommand = ["sleep", "60"]\n'
+    (tmp_path / "pipeline.toml").write_text(text)
+    config = load_config(tmp_path / "pipeline.toml")
+    hub = build_hub(config)
+    driver = Driver(config, hub=hub, exit_when_idle=False, gpu=False)
+    order: list[str] = []
+    alerts_at: list[int] = []
+    hub.add_sink(lambda a: alerts_at.append(len(order)) if a.kind == "fatal-log-event" else None)
+    try:
+        driver.execute({"op": "start", "all": True})
+        wait_for(lambda: (driver.tick(), len(driver.watches) == 4)[1], timeout=30, what="four stages followed")
+        real = StageWatch.poll
+
+        def poll(self, now=None):
+            before = self.monitor.line_no
+            out = real(self, now)
+            if self.monitor.line_no != before:
+                order.append(self.stage.name)
+            return out
+
+        monkeypatch.setattr(StageWatch, "poll", poll)
+        for i in range(3):
+            with open(driver.watches[f"s{i}"].log_path, "a") as f:
+                f.write("".join(f"step {n} loss=1.{n:03d}\n" for n in range(200)))
+        with open(driver.watches["target"].log_path, "a") as f:
+            f.write(NCCL_FATAL)
+        driver.tick()
+        assert order[0] == "target", order
+        assert alerts_at == [1], "the fatal alert was written before any other log was read"
+        assert sorted(order) == ["s0", "s1", "s2", "target"]
+    finally:
+        for name in list(driver.watches):
+            driver.stop_stage(name, reason="test")
+        driver.tick()
+        hub.close()

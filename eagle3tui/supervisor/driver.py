@@ -390,6 +390,8 @@ class Driver:
                 rec_stub = self._watch_recs.get(name)
                 if rec_stub is not None and name not in read_first:
                     self._emit_watch(w, w.poll(now), rec_stub)
+                    # A fatal line written meanwhile waits for one busy log's read, not the pass's.
+                    read_first += self._poll_fatal_first(now)
             return self._busy
         self._last_full = mono
         self._last_full_mono = mono
@@ -419,6 +421,7 @@ class Driver:
                 # A queued job has no output yet (nor stalls); an unreadable record
                 # has no log position to follow from.
                 if st.state != StageState.QUEUED and not rec.extra.get("unreadable"):
+                    self._poll_fatal_first(now)  # a fatal line elsewhere waits for no log's read
                     self._follow(stage, rec, now)
                     self._enforce_fatal_policy(stage, rec, now)
                 self._enforce_stop(stage, rec, now)
