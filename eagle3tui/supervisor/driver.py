@@ -175,6 +175,7 @@ class Driver:
         self.coalesce_s = COALESCE_S
         # Followed stages whose unread bytes hold a fatal rule's keyword: read first.
         self._fatal_first: list[str] = []
+        self._peeked_at = 0.0  # monotonic time of the last look at every followed log
         self._commands_key: tuple[int, int, int] | None = None  # the commands directory as last listed
         self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
@@ -355,11 +356,15 @@ class Driver:
                 self._fatal_first.append(name)
         return bool(self._fatal_first)
 
-    def _poll_fatal_first(self, now: float) -> list[str]:
+    def _poll_fatal_first(self, now: float, force: bool = False) -> list[str]:
         """Read the logs that may hold a fatal line, and write their alerts, before anything else.
 
-        Returns the stages read."""
-        self._peek_fatal()  # what arrived during the last pass, too
+        Between the reads of one pass the logs are looked at once per PEEK_S at most (64
+        quiet stages would otherwise cost 64 looks per stage read). Returns the stages read."""
+        mono = time.monotonic()
+        if force or mono - self._peeked_at >= PEEK_S:
+            self._peeked_at = mono
+            self._peek_fatal()  # what arrived during the last pass, too
         names, self._fatal_first = self._fatal_first, []
         for name in names:
             w = self.watches.get(name)
@@ -379,7 +384,7 @@ class Driver:
     def tick(self) -> bool:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
-        read_first = self._poll_fatal_first(now)
+        read_first = self._poll_fatal_first(now, force=True)
         handled = self.process_commands()
         # The pass cadence is a duration: monotonic, or a clock step stops full passes.
         mono = time.monotonic()
