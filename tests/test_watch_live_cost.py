@@ -125,6 +125,80 @@ def test_fatal_peek_sees_a_fatal_keyword_once(tmp_path: Path) -> None:
     assert w.fatal_ahead()
 
 
+NCCL_INFO = "node-03:26841:26900 [0] NCCL INFO Channel 07/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+NCCL_FATAL = ("[rank0]:[E1206 10:00:00.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+              "operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600030 ms\n")
+
+
+def test_fatal_peek_is_not_woken_by_a_keyword_alone(tmp_path: Path) -> None:
+    """``NCCL`` is a fatal rule's keyword and sits in every NCCL INFO line: the peek searches the
+    line with that rule's pattern, so chatty ranks do not run a pass per peek."""
+    w = _watch(tmp_path, "")
+    log = Path(w.log_path)
+    rules = w.monitor.rules
+    peek = FatalPeek(str(log))
+    log.write_text(NCCL_INFO * 200)
+    assert not peek.ahead(0, rules), "an NCCL INFO line is not a fatal line"
+    with open(log, "a") as f:
+        f.write(NCCL_INFO + NCCL_FATAL)
+    assert peek.ahead(0, rules)
+
+
+def test_fatal_peek_looks_again_at_a_line_written_in_two_parts(tmp_path: Path) -> None:
+    """The keyword arrives before the words the pattern needs: the unfinished line is looked at
+    again once it is finished, not passed over."""
+    w = _watch(tmp_path, "")
+    log = Path(w.log_path)
+    rules = w.monitor.rules
+    peek = FatalPeek(str(log))
+    head, tail = NCCL_FATAL[:40], NCCL_FATAL[40:]
+    log.write_text(NCCL_INFO + head)
+    assert not peek.ahead(0, rules)
+    with open(log, "a") as f:
+        f.write(tail)
+    assert peek.ahead(0, rules)
+
+
+def test_fatal_peek_reads_the_readers_descriptor(tmp_path: Path) -> None:
+    """Given the follower's descriptor, the peek looks at the file the follower reads, even
+    after the path was renamed away, and opens nothing itself."""
+    w = _watch(tmp_path, "step 1\n")
+    w.poll()
+    fd = w.monitor.follower.fileno()
+    assert fd is not None
+    log = Path(w.log_path)
+    log.rename(tmp_path / "s.log.1")
+    with open(tmp_path / "s.log.1", "a") as f:
+        f.write(FATAL)
+    assert w.fatal_ahead(), "the fatal line written to the file still being read"
+
+
+def _fatal_alerts_of(tmp_path: Path, reads: list[str]) -> list[tuple[str, str]]:
+    """(level, message) of the fatal alerts a watch gives when the log grows by ``reads``, a poll each."""
+    tmp_path.mkdir()
+    w = _watch(tmp_path, "step 0/1000 | 0% | 0/1000 [00:00<01:00, 2.0it/s]\n")
+    w.poll()
+    got = []
+    for text in reads:
+        with open(w.log_path, "a") as f:
+            f.write(text)
+        got += [(a[0], a[2]) for a in w.poll() if a[1] == "fatal-log-event"]
+    return got
+
+
+def test_progress_between_two_errors_of_one_read_makes_the_second_a_new_failure(tmp_path: Path) -> None:
+    """Error, progress, error: read line by line the second error pages again (the job went on
+    after the first); read with the progress and the second error together (the driver coalesces
+    wake-ups) it must page too, not be folded into the first failure as its echo."""
+    def lines(n: int) -> list[str]:
+        return [NCCL_FATAL.replace("SeqNum=9", f"SeqNum={n}"), f"step {n}/1000 | {n}/1000 [00:0{n}<01:00, 2.0it/s]\n"]
+    seq = [x for n in range(1, 5) for x in lines(n)]
+    one_by_one = _fatal_alerts_of(tmp_path / "a", seq)
+    together = _fatal_alerts_of(tmp_path / "b", [seq[0], *(seq[i] + seq[i + 1] for i in range(1, len(seq) - 1, 2))])
+    assert [lv for lv, _ in one_by_one] == ["critical"] * 4
+    assert together == one_by_one
+
+
 def test_driver_wakeups_on_a_followed_file_not_on_its_neighbours(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -232,3 +306,47 @@ def test_a_stage_that_ends_with_a_backlog_is_read_in_bounded_polls(pipeline) -> 
     # One run per poll: at least three polls (never one read of it all), and runs, not a record a line.
     assert 3 <= len(recs) <= 50, f"{len(recs)} verdict records for {n} lines"
     assert sum(r["end_line"] - r["line"] + 1 for r in recs) == n
+
+
+def test_a_log_with_a_fatal_line_is_read_before_the_busy_ones(tmp_path: Path, monkeypatch) -> None:
+    """Three stages' logs have new lines and a fourth's a fatal line: the driver's next pass reads
+    the fatal one first and writes its alert before it reads the others."""
+    from eagle3tui.alerts import build_hub
+    from eagle3tui.supervisor.driver import Driver
+
+    text = "".join(f'[[stage]]\nname = "s{i}"\ncommand = ["sleep", "60"]\n' for i in range(3))
+    text += '[[stage]]\nname = "target"\ncommand = ["sleep", "60"]\n'
+    (tmp_path / "pipeline.toml").write_text(text)
+    config = load_config(tmp_path / "pipeline.toml")
+    hub = build_hub(config)
+    driver = Driver(config, hub=hub, exit_when_idle=False, gpu=False)
+    order: list[str] = []
+    alerts_at: list[int] = []
+    hub.add_sink(lambda a: alerts_at.append(len(order)) if a.kind == "fatal-log-event" else None)
+    try:
+        driver.execute({"op": "start", "all": True})
+        wait_for(lambda: (driver.tick(), len(driver.watches) == 4)[1], timeout=30, what="four stages followed")
+        real = StageWatch.poll
+
+        def poll(self, now=None):
+            before = self.monitor.line_no
+            out = real(self, now)
+            if self.monitor.line_no != before:
+                order.append(self.stage.name)
+            return out
+
+        monkeypatch.setattr(StageWatch, "poll", poll)
+        for i in range(3):
+            with open(driver.watches[f"s{i}"].log_path, "a") as f:
+                f.write("".join(f"step {n} loss=1.{n:03d}\n" for n in range(200)))
+        with open(driver.watches["target"].log_path, "a") as f:
+            f.write(NCCL_FATAL)
+        driver.tick()
+        assert order[0] == "target", order
+        assert alerts_at == [1], "the fatal alert was written before any other log was read"
+        assert sorted(order) == ["s0", "s1", "s2", "target"]
+    finally:
+        for name in list(driver.watches):
+            driver.stop_stage(name, reason="test")
+        driver.tick()
+        hub.close()

@@ -139,6 +139,10 @@ class LogFollower:
             self._fh.close()  # type: ignore[attr-defined]
             self._fh = None
 
+    def fileno(self) -> int | None:
+        """The descriptor of the file being read (None before it is opened)."""
+        return None if self._fh is None else self._fh.fileno()  # type: ignore[attr-defined]
+
     def __enter__(self) -> LogFollower:  # noqa: PYI034 - typing.Self needs 3.11
         return self
 

@@ -167,6 +167,9 @@ class StageLogMonitor(BlockScan, TracebackAssembly, Settlement, ProgressTracking
         self.progress: ProgressUpdate | None = None
         self.progress_line: int | None = None
         self.worked_line = 0  # the last progress line whose counter was not at zero (work done)
+        # Such lines since the reader last took them (take_worked_lines): a few per read,
+        # as progress is sampled; what tells the errors of one read apart by what came between.
+        self.worked_lines: list[int] = []
         # A server's live figures, from its last throughput/metrics lines:
         # throughput_tok_s, prompt_throughput_tok_s, running_reqs,
         # queued_reqs, kv_usage (0..1); each key kept until a newer value.

@@ -72,6 +72,8 @@ class ProgressTracking:
             # more when an exception unwinds through it ("Processed prompts: 0%
             # 0/1" under the traceback), which is no sign the process went on.
             self.worked_line = no
+            if len(self.worked_lines) < 1024:
+                self.worked_lines.append(no)
             for p in self._pending:
                 p.progress_after = True
         if self._held:

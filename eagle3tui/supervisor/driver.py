@@ -92,8 +92,13 @@ FAILING_ANNOUNCE_S = 5.0
 # Wake-ups of busy logs are coalesced: a pass over the followed logs runs at most
 # this often while they keep writing (tqdm at 10 Hz on 8 ranks is one pass, not
 # eighty), and at once after a quiet spell. Meanwhile the unread bytes are looked
-# at every PEEK_S for a fatal rule's keyword, which runs the pass at once.
-COALESCE_S = 0.05
+# at every PEEK_S for a fatal rule's keyword, which runs the pass at once, that
+# log first. A pass costs a progress parse per busy log whatever its length, so
+# on 8 chatty ranks the pass rate is much of the driver's CPU. Not longer: the
+# watch decides "failing, or progress since the error?" once per read, so progress
+# and a later fatal line read together fold that line into the first failure
+# (0.25 s did, in bench_follow's latency8, where they are 0.2 s apart).
+COALESCE_S = 0.1
 # A full pass (records, GPU witness, Xid, stalls, a renamed log's old file) every 1 s,
 # woken at once by a result file; stage roots are refreshed after a launch and a
 # launched stage's log is opened at launch, so neither waits for this pass.
@@ -176,6 +181,10 @@ class Driver:
         self._logs_read_at = 0.0  # when _read_running_logs last ran (monotonic)
         self._pids_unsaved: dict[str, str] = {}  # stage -> run id launched, its pid not yet saved
         self.coalesce_s = COALESCE_S
+        # Followed stages whose unread bytes hold a fatal rule's keyword: read first.
+        self._fatal_first: list[str] = []
+        self._peeked_at = 0.0  # monotonic time of the last look at every followed log
+        self._commands_key: tuple[int, int, int] | None = None  # the commands directory as last listed
         self._last_pass = 0.0  # monotonic end of the last tick
         self._busy = True
         self.probers: dict[str, ServiceProber] = {}
@@ -329,7 +338,48 @@ class Driver:
 
     def _urgent(self) -> bool:
         """A command waits, or a followed log's unread bytes may hold a fatal line."""
-        return bool(self._command_files()) or any(w.fatal_ahead() for w in self.watches.values())
+        return self._commands_arrived() or self._peek_fatal()
+
+    def _commands_arrived(self) -> bool:
+        """Whether a command file waits, listed only when the directory changed since the last look.
+
+        Asked every PEEK_S while passes are coalesced: one ``stat``, not a listing. A
+        change the directory's time cannot show (within its granularity) waits at most
+        for the coalesced pass, which lists the directory anyway."""
+        try:
+            st = os.stat(self.commands_dir)
+        except OSError:
+            return False
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        if key == self._commands_key:
+            return False
+        self._commands_key = key
+        return bool(self._command_files())
+
+    def _peek_fatal(self) -> bool:
+        """Look at every followed log's unread bytes; remember those that may hold a fatal line."""
+        for name, w in self.watches.items():
+            # A log behind is read on at once anyway, a bounded read a pass.
+            if not w.behind and name not in self._fatal_first and w.fatal_ahead():
+                self._fatal_first.append(name)
+        return bool(self._fatal_first)
+
+    def _poll_fatal_first(self, now: float, force: bool = False) -> list[str]:
+        """Read the logs that may hold a fatal line, and write their alerts, before anything else.
+
+        Between the reads of one pass the logs are looked at once per PEEK_S at most (64
+        quiet stages would otherwise cost 64 looks per stage read). Returns the stages read."""
+        mono = time.monotonic()
+        if force or mono - self._peeked_at >= PEEK_S:
+            self._peeked_at = mono
+            self._peek_fatal()  # what arrived during the last pass, too
+        names, self._fatal_first = self._fatal_first, []
+        for name in names:
+            w = self.watches.get(name)
+            rec = self._watch_recs.get(name)
+            if w is not None and rec is not None:
+                self._emit_watch(w, w.poll(now), rec)
+        return names
 
     def _save_marks(self) -> None:
         """Save every followed attempt's alerted mark now (the driver stops)."""
@@ -342,6 +392,7 @@ class Driver:
     def tick(self) -> bool:
         """One pass; True while anything is running, scheduled or queued."""
         now = time.time()
+        read_first = self._poll_fatal_first(now, force=True)
         handled = self.process_commands()
         # The pass cadence is a duration: monotonic, or a clock step stops full passes.
         mono = time.monotonic()
@@ -350,8 +401,10 @@ class Driver:
             # which keeps a fatal line's alert fast and an idle driver cheap.
             for name, w in list(self.watches.items()):
                 rec_stub = self._watch_recs.get(name)
-                if rec_stub is not None:
+                if rec_stub is not None and name not in read_first:
                     self._emit_watch(w, w.poll(now), rec_stub)
+                    # A fatal line written meanwhile waits for one busy log's read, not the pass's.
+                    read_first += self._poll_fatal_first(now)
             return self._busy
         self._last_full = mono
         self._last_full_mono = mono
@@ -382,6 +435,7 @@ class Driver:
                 # A queued job has no output yet (nor stalls); an unreadable record
                 # has no log position to follow from.
                 if st.state != StageState.QUEUED and not rec.extra.get("unreadable"):
+                    self._poll_fatal_first(now)  # a fatal line elsewhere waits for no log's read
                     self._follow(stage, rec, now)
                     self._enforce_fatal_policy(stage, rec, now)
                 self._enforce_stop(stage, rec, now)

@@ -200,6 +200,7 @@ class StageWatch:
         self._pending_line = 0
         self._mark_saved_at = 0.0  # monotonic time of the last save of the mark
         self._peek = FatalPeek(rec.log)
+        self._fatal_unread = False  # the peek saw a fatal line in bytes not yet read
         self._catch_up_samples = 8  # the monitor's default, set below
         self.behind = False  # the last poll stopped at POLL_BYTES with more to read
         # While behind, fatal lines ahead of the reader are found and alerted first.
@@ -323,7 +324,9 @@ class StageWatch:
     # -- polling -------------------------------------------------------------
     def fatal_ahead(self) -> bool:
         """Whether the log's unread bytes may hold a fatal line (a cheap look, see fatal_peek)."""
-        return self.behind or self._peek.ahead(self.monitor.offset, self.monitor.rules)
+        if self._peek.ahead(self.monitor.offset, self.monitor.rules, self.monitor.follower.fileno()):
+            self._fatal_unread = True
+        return self.behind or self._fatal_unread
 
     def poll(self, now: float | None = None) -> list[AlertTuple]:
         now = now or time.time()
@@ -334,7 +337,14 @@ class StageWatch:
             unread = os.stat(self.log_path).st_size - start
         except OSError:
             unread = 0
-        self.monitor.samples_per_block = 1 if unread < LIVE_READ_BYTES else self._catch_up_samples
+        # A live read samples its last progress line; one that may hold a fatal line samples
+        # as many as catching up does, so that progress printed between two errors of one
+        # read is seen and the second pages as a new failure (see _worked_before).
+        self.fatal_ahead()
+        fatal_unread, self._fatal_unread = self._fatal_unread, False
+        self.monitor.samples_per_block = (1 if unread < LIVE_READ_BYTES and not fatal_unread
+                                          else self._catch_up_samples)
+        self.monitor.worked_lines.clear()
         events = self.monitor.poll(now, max_bytes=POLL_BYTES)
         self.behind = self.monitor.offset - start >= POLL_BYTES
         self._draw_stop_line()
@@ -361,10 +371,7 @@ class StageWatch:
         if self.fatal is not None and self.monitor.worked_line > int(self.fatal.get("line") or 0):
             # It made progress after the error (a bar drawn again at zero is none):
             # not failing (any more).
-            self.fatal = None
-            self._survived.extend(self._fatals)  # counted, and led with if the same failure ends it
-            self._fatals.clear()  # nor do those errors explain a later failure
-            self._paged = None
+            self._not_failing()
         stall_events = self.monitor.check(now, self.gpu_witness)
         for ev in stall_events:
             if ev.rule in STALL_RULES:
@@ -470,6 +477,13 @@ class StageWatch:
                 self.rules_seen.add(ev.rule)
             end = ev.end_line or ev.line or 0
             last_line = max(last_line, end)
+            if ev.kind == "fatal" and not live and self._worked_before(ev.line or 0):
+                # Progress between the failing error and this one, within this read:
+                # a new failure, as if the lines had come in two reads (see poll).
+                self._page(out, fatal_at, already_failing)
+                fatal_at = []
+                self._not_failing()
+                already_failing = False
             if ev.kind == "fatal" and not live and not after_stop:
                 self._note_fatal(ev)
             # Lines an earlier driver already reported are not reported again
@@ -494,22 +508,9 @@ class StageWatch:
                         sent_ahead.add(len(out))  # alerted when the scout found it: pages, not again
                     fatal_at.append((len(out), ev.line or 0, (ev.rule, ev.text)))
                 out.append(alert)
-        if fatal_at:
-            # The batch's earliest line pages (a traceback judged at the exit
-            # comes out after the line that followed it, but it came first).
-            # A consequence (a launcher's SIGTERM to a sibling, another rank's collective
-            # timeout, torchrun's report) pages only when nothing in the batch says what failed.
-            first = (None if already_failing and self._paged else
-                     min(fatal_at, key=lambda x: (_is_consequence(*x[2]), x[1])))
-            if first is not None:
-                self._paged = first[2]
-                out[first[0]] = self._lead_with_rank(out[first[0]])
-            of_line = first[1] if first else int((self.fatal or {}).get("line") or 0)
-            for i, line, sig in fatal_at:
-                if (i, line, sig) != first and sig != self._paged:
-                    out[i] = self._as_echo(out[i], of_line)
-            if sent_ahead:
-                out = [a for i, a in enumerate(out) if i not in sent_ahead]
+        self._page(out, fatal_at, already_failing)
+        if sent_ahead:
+            out = [a for i, a in enumerate(out) if i not in sent_ahead]
         if verdicts:
             self._write_verdicts(verdicts)
         if last_line and not live:
@@ -520,6 +521,40 @@ class StageWatch:
             waiting = [e.line for e in (*self.monitor.pending, *self.monitor.held) if e.line]
             self._pending_line = max(self._pending_line, min([last_line, *(n - 1 for n in waiting)]))
         return out
+
+    def _page(self, out: list[AlertTuple], fatal_at: list[tuple[int, int, tuple[str | None, str]]],
+              already_failing: bool) -> None:
+        """One failure, one page: of the fatal alerts ``fatal_at`` (indexes in ``out``), one pages
+        and the others become its echoes; all are echoes while an earlier one paged."""
+        if not fatal_at:
+            return
+        # The batch's earliest line pages (a traceback judged at the exit
+        # comes out after the line that followed it, but it came first).
+        # A consequence (a launcher's SIGTERM to a sibling, another rank's collective
+        # timeout, torchrun's report) pages only when nothing in the batch says what failed.
+        first = (None if already_failing and self._paged else
+                 min(fatal_at, key=lambda x: (_is_consequence(*x[2]), x[1])))
+        if first is not None:
+            self._paged = first[2]
+            out[first[0]] = self._lead_with_rank(out[first[0]])
+        of_line = first[1] if first else int((self.fatal or {}).get("line") or 0)
+        for i, line, sig in fatal_at:
+            if (i, line, sig) != first and sig != self._paged:
+                out[i] = self._as_echo(out[i], of_line)
+
+    def _worked_before(self, line: int) -> bool:
+        """Progress that moved came after the failing error's line and before ``line``."""
+        if self.fatal is None:
+            return False
+        since = int(self.fatal.get("line") or 0)
+        return any(since < w < line for w in self.monitor.worked_lines)
+
+    def _not_failing(self) -> None:
+        """It made progress after the error: not failing (any more)."""
+        self.fatal = None
+        self._survived.extend(self._fatals)  # counted, and led with if the same failure ends it
+        self._fatals.clear()  # nor do those errors explain a later failure
+        self._paged = None
 
     @staticmethod
     def _ahead_alert(f: FatalAhead) -> AlertTuple:
