@@ -399,12 +399,7 @@ class Driver:
         if not handled and not self.wakeups.take_full() and mono - self._last_full < self.full_every_s:
             # Between full passes only the logs of running attempts are read,
             # which keeps a fatal line's alert fast and an idle driver cheap.
-            for name, w in list(self.watches.items()):
-                rec_stub = self._watch_recs.get(name)
-                if rec_stub is not None and name not in read_first:
-                    self._emit_watch(w, w.poll(now), rec_stub)
-                    # A fatal line written meanwhile waits for one busy log's read, not the pass's.
-                    read_first += self._poll_fatal_first(now)
+            self._read_running_logs(skip=read_first)
             return self._busy
         self._last_full = mono
         self._last_full_mono = mono
@@ -479,14 +474,20 @@ class Driver:
                 del self._pids_unsaved[name]
                 self.store.save(rec, durable=False)  # a power loss ends the process it names
 
-    def _read_running_logs(self, names: set[str]) -> None:
-        """Read the followed logs of the running attempts of ``names``; alert what they hold."""
+    def _read_running_logs(self, names: set[str] | None = None, skip: list[str] | None = None) -> None:
+        """Read the followed logs of running attempts (of ``names``, or all); alert what they hold.
+
+        ``skip``: logs this pass already read. Between two logs' reads, a log
+        that may hold a fatal line is read first: a fatal line waits for one
+        busy log's read, not for all of them."""
         self._logs_read_at = time.monotonic()
         now = time.time()
+        done = list(skip or ())
         for name, w in list(self.watches.items()):
-            rec = self._watch_recs.get(name) if name in names else None
-            if rec is not None:
+            rec = self._watch_recs.get(name) if names is None or name in names else None
+            if rec is not None and name not in done:
                 self._emit_watch(w, w.poll(now), rec)
+                done += self._poll_fatal_first(now)
 
     def statuses(self, records: dict[str, RunRecord] | None = None) -> dict[str, StageStatus]:
         """Every stage's status; ``records`` receives the latest run records read for it."""
