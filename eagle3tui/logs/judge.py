@@ -437,6 +437,9 @@ _COUNTER_RECORD = re.compile(
 # The message's own first word is a fatal level, whatever the header said:
 # Go's "panic: ", redis's "# Fatal: Can't initialize Background Jobs", "FATAL: ...".
 _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: ")
+# CPython's fixed headers for an exception it prints and does not let stop anything
+# (``Lib/atexit`` and ``Lib/site.py``): the traceback after them is that report's.
+_INTERPRETER_WENT_ON = ("Error in atexit._run_exitfuncs", "Error processing line ")
 # Autotuning compiles candidate kernels and drops the ones that fail.
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
 # The distributed runtime's own C++ error level precedes a failure of the job.
@@ -587,6 +590,16 @@ def answered_request(text: str) -> bool:
     return bool(_SERVING.search(body) or _ACCESS_FAILED.search(body) or "| 5" in body and _ACCESS_5XX.search(body))
 
 
+# An access line whose status is 503: the server is up but says it cannot serve (its
+# engine is dead or not ready): 'POST /v1/models HTTP/1.1" 503', "| 503 |", "503 Service Unavailable".
+_UNAVAILABLE = re.compile(r"\"\s{1,3}503\b|\|\s{1,3}503\s{1,3}\||\b503 Service Unavailable\b")
+
+
+def unavailable_answer(text: str) -> bool:
+    """Whether ``text`` answers a request with 503: the server says it cannot serve it."""
+    return "503" in text[:600] and _UNAVAILABLE.search(text[:600]) is not None
+
+
 def next_step(text: str, sh: Shape | None = None) -> str | None:
     """What a line that follows an error says the process did next, if anything.
 
@@ -634,6 +647,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         return make("benign", "exception-ignored")
     # Python's header for a thread's exception that it attributes to its own shutdown.
     if body.startswith("Exception in thread ") and "during interpreter shutdown" in body:
+        return make("benign", "exception-ignored")
+    # The interpreter's own reports of an exception it printed and went on from: an exit
+    # function that raised while the interpreter exits (the exit status is not changed),
+    # a ``.pth`` line the site module could not run ("Remainder of file ignored" follows).
+    if body.startswith(_INTERPRETER_WENT_ON) and body.rstrip().endswith(":"):
         return make("benign", "exception-ignored")
     # 2. The user's rules know the job best; the pack's specific harmless
     #    families come next (they name exactly what is harmless).
@@ -931,14 +949,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
 
 
 def judge_traceback(
-    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str, warned: bool = False
+    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str, warned: bool = False,
+    after_notice: bool = False,
 ) -> Verdict | None:
     """The verdict for a closed traceback, or None to wait for what comes next.
 
     ``exc_text`` is its last (exception) line; ``ignored``: Python announced
     it with ``Exception ignored in``; ``request``: its frames or its opener
     show request handling; ``warned``: it is the message of a Python warning
-    (``x.py:330: UserWarning: Error in stream_executor: Traceback (...)``).
+    (``x.py:330: UserWarning: Error in stream_executor: Traceback (...)``);
+    ``after_notice``: the line just above it introduced it (its message ends with a
+    colon) and was judged harmless, so the traceback is that notice's detail.
     """
     if ignored:
         return make("benign", "exception-ignored")
@@ -959,4 +980,8 @@ def judge_traceback(
     body = sh.body
     if _DIED.search(body) or _NATIVE_FAILURE.search(body) or _FATAL_WORDS.search(body):
         return make("fatal", "process-died")
+    if after_notice:
+        # No family names its exception (an OOM, a death, a known failure would have
+        # been named above): the harmless notice that introduced it says what it is.
+        return make("benign", "notice-traceback")
     return None
