@@ -387,12 +387,16 @@ _GATES: dict[str, tuple[str, ...]] = {
     "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
               "look up", "lookup", "work out", "find out", "no data", "--query"),
     "hang": ("hanging", "hangs", "hung", "stuck", "deadlocked"),
+    "startup": ("timed out", "timeout", "time out", "timedout", "ready within", "ready after", "ready in ",
+                "did not become ready", "failed to start within", "failed to come up within",
+                "failed to become ready within"),
     "decided": notice_grammar.GATE_LITERALS,
     "self": self_account.GATE_LITERALS,
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_DECIDED, G_SELF) = (
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_STARTUP, G_DECIDED,
+ G_SELF) = (
     _BIT[n] for n in _GATES
 )
 _GATE_LITS: list[str] = []
@@ -442,6 +446,21 @@ _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: 
 _INTERPRETER_WENT_ON = ("Error in atexit._run_exitfuncs", "Error processing line ")
 # Autotuning compiles candidate kernels and drops the ones that fail.
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
+# A start-up that never completed, told as the timeout of the wait for it: a part (a
+# runner, the engines, the workers or clients that must join) was waited for and did not
+# come ("timed out waiting for llama runner to start", "Timed out after 601 seconds
+# waiting for clients. 1/2 clients joined."), or the server was not ready in the time it
+# was given ("did not become ready", "not ready within 300 seconds"). A wait for a
+# response, a lock or data is a request's, not a start-up's.
+_STARTUP_TIMED_OUT = re.compile(
+    r"\b(?:timed? ?out|timeout)\b[^.;!?\n]{0,40}?\bwaiting (?:for|on)\s(?:the\s|all\s|an?\s)?(?:[\w-]{1,30}\s){0,3}?"
+    r"(?:(?:to|until)\s(?:\w{1,20}\s)?(?:start|become ready|be ready|come up|initiali[sz]e|join|check in)\b"
+    r"|(?:workers?|clients?|engines?|shards?|runners?|ranks?|nodes?|peers?|replicas?|processes|procs|pods?|containers?)"
+    r"(?=[\s.,;:!)\"'-]|$)(?!\s(?:to\s)?(?:respond|reply|finish|complete|return|send results|release)))"
+    r"|\b(?:not|never)\s(?:become\s|became\s|get\s|got\s)?ready\s(?:within|after|in)\s\d"
+    r"|\bdid not become ready\b|\bfailed to (?:start|become ready|come up) within\b",
+    re.I,
+)
 # The distributed runtime's own C++ error level precedes a failure of the job.
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
 # Families that report a death, whatever level they are logged at; families that break
@@ -736,6 +755,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     #     whether the job is stuck only time tells (the stall detector's part).
     if exc is None and level in (None, "info", "warning") and g & G_HANG and _HANG_WORDS.search(body):
         return make("warning", "hang-reported")
+    # 5c. A start-up that never completed, told as a timeout (not at the program's INFO or
+    #     DEBUG level, and not with a retry in the same line: then it is still trying). In a
+    #     server that goes on serving, one model's start failed, not the server (pending).
+    if (exc is None and level not in ("info", "debug") and g & G_STARTUP and _STARTUP_TIMED_OUT.search(body)
+            and not is_recovery(body, g)):
+        return make("fatal", "startup-timed-out", pending=service)
     if (
         level == "error"
         and g & G_DIST
