@@ -32,7 +32,6 @@ RECOVERY_LINES = 3  # a restart/retry this close after a death means it was hand
 HOLD_LINES = 5  # an error line is held this many lines (or went_on_s) to see what the process does next
 _FINAL_REPORT = catalog.known_id("final-report")
 _TOP_LEVEL_ERROR = catalog.known_id("top-level-error")
-_ERROR_THEN_UNAVAILABLE = catalog.known_id("error-then-unavailable")
 
 
 def ending_key(ev: LogEvent) -> tuple[str | None, str]:
@@ -115,15 +114,6 @@ class Settlement:
             # Not a death that said the server itself is going down, nor an answer
             # that says the server cannot serve (a 503: it is up, its engine is not).
             self._recovered(no, f"the server answered a request after it (line {no})", answered=True)
-        if self.stage_kind == "service" and self._held and unavailable_answer(rest):
-            # The server answers 503 after the error: it is up, and says it cannot serve.
-            keep_u: list[Held] = []
-            for h in self._held:
-                if h.event.line < no:
-                    self._settle_held(h, "unavailable", no)
-                else:
-                    keep_u.append(h)
-            self._held = keep_u
         step = next_step(rest)
         if step is None:
             return
@@ -182,13 +172,7 @@ class Settlement:
     def _settle_held(self, h: Held, outcome: str | None, no: int) -> None:
         """Emit a held error as what ``outcome`` (the next step seen, or None) makes it."""
         ev = h.event
-        if outcome == "unavailable":
-            ev.kind = "fatal"
-            ev.rule = _ERROR_THEN_UNAVAILABLE
-            ev.explanation = (f"The server answered 503 (unavailable) right after this error (line {no}): it is up "
-                              f"but cannot serve, so this error is what broke it. {ev.explanation}")
-            ev.action = "Read this error: the server stopped serving after it; fix its cause and restart the server."
-        elif outcome in ("ending", "exit"):
+        if outcome in ("ending", "exit"):
             ev.kind = "fatal"
             ev.rule = _ERROR_THEN_ENDED
             how = "exited with a failure" if outcome == "exit" else f"was being stopped (line {no})"
