@@ -62,6 +62,17 @@ _HEAD_LINE = re.compile(
 _GO_FUNC = re.compile(r"created by \S|[^\s(]{1,300}\([^\n]{0,400}\)$")
 
 
+# A native backtrace's numbered frame with its address and symbol, as TensorRT-LLM's and
+# other C++ runtimes' own backtraces print them after an assertion ("1       0x7f33b4eabcc7
+# tensorrt_llm::common::throwRuntimeError(char const*, int, std::string const&) + 82").
+_ADDRESS_FRAME = re.compile(r"[ \t]{0,8}\d{1,4} {1,12}0x[0-9a-fA-F]{4,16} [^\s+][^\n]{0,380} \+ (?:0x)?[0-9a-fA-F]{1,10}$")
+
+
+def is_address_frame(body: str) -> bool:
+    """Whether ``body`` is a numbered native frame: its number, address, symbol and offset."""
+    return _ADDRESS_FRAME.match(body, 0, _HEAD) is not None
+
+
 def is_frame(body: str) -> bool:
     """Whether ``body`` is one frame of a stack, in any runtime's shape."""
     return _FRAME.match(body, 0, _HEAD) is not None

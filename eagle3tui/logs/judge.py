@@ -387,12 +387,16 @@ _GATES: dict[str, tuple[str, ...]] = {
     "probe": ("checking", "inspecting", "querying", "probing", "looking up", "check", "query", "probe", "inspect",
               "look up", "lookup", "work out", "find out", "no data", "--query"),
     "hang": ("hanging", "hangs", "hung", "stuck", "deadlocked"),
+    "startup": ("timed out", "timeout", "time out", "timedout", "ready within", "ready after", "ready in ",
+                "did not become ready", "failed to start within", "failed to come up within",
+                "failed to become ready within"),
     "decided": notice_grammar.GATE_LITERALS,
     "self": self_account.GATE_LITERALS,
 }
 _BIT = {name: 1 << i for i, name in enumerate(_GATES)}
 (G_DIED, G_LAUNCHER, G_NONZERO, G_FATAL, G_NATIVE, G_NCCL_TRACE, G_ERRORISH, G_ABSENT, G_FALLBACK, G_RECOVERY,
- G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_DECIDED, G_SELF) = (
+ G_AUTOTUNE, G_REQUEST_WORDS, G_DIST, G_MODEL, G_WITHOUT, G_AUXILIARY, G_PROBE, G_HANG, G_STARTUP, G_DECIDED,
+ G_SELF) = (
     _BIT[n] for n in _GATES
 )
 _GATE_LITS: list[str] = []
@@ -437,8 +441,26 @@ _COUNTER_RECORD = re.compile(
 # The message's own first word is a fatal level, whatever the header said:
 # Go's "panic: ", redis's "# Fatal: Can't initialize Background Jobs", "FATAL: ...".
 _FATAL_HEADS = ("panic: ", "Fatal: ", "FATAL: ", "Fatal error: ", "FATAL ERROR: ")
+# CPython's fixed headers for an exception it prints and does not let stop anything
+# (``Lib/atexit`` and ``Lib/site.py``): the traceback after them is that report's.
+_INTERPRETER_WENT_ON = ("Error in atexit._run_exitfuncs", "Error processing line ")
 # Autotuning compiles candidate kernels and drops the ones that fail.
 _AUTOTUNE = re.compile(r"select_algorithm|autotun|benchmark choice|No valid triton configs", re.I)
+# A start-up that never completed, told as the timeout of the wait for it: a part (a
+# runner, the engines, the workers or clients that must join) was waited for and did not
+# come ("timed out waiting for llama runner to start", "Timed out after 601 seconds
+# waiting for clients. 1/2 clients joined."), or the server was not ready in the time it
+# was given ("did not become ready", "not ready within 300 seconds"). A wait for a
+# response, a lock or data is a request's, not a start-up's.
+_STARTUP_TIMED_OUT = re.compile(
+    r"\b(?:timed? ?out|timeout)\b[^.;!?\n]{0,40}?\bwaiting (?:for|on)\s(?:the\s|all\s|an?\s)?(?:[\w-]{1,30}\s){0,3}?"
+    r"(?:(?:to|until)\s(?:\w{1,20}\s)?(?:start|become ready|be ready|come up|initiali[sz]e|join|check in)\b"
+    r"|(?:workers?|clients?|engines?|shards?|runners?|ranks?|nodes?|peers?|replicas?|processes|procs|pods?|containers?)"
+    r"(?=[\s.,;:!)\"'-]|$)(?!\s(?:to\s)?(?:respond|reply|finish|complete|return|send results|release)))"
+    r"|\b(?:not|never)\s(?:become\s|became\s|get\s|got\s)?ready\s(?:within|after|in)\s\d"
+    r"|\bdid not become ready\b|\bfailed to (?:start|become ready|come up) within\b",
+    re.I,
+)
 # The distributed runtime's own C++ error level precedes a failure of the job.
 _DIST_SOURCE = re.compile(r"ProcessGroup\w{0,20}\.cpp|socket\.cpp|TCPStore\w{0,20}\.cpp|c10d|NCCLUtils\.cpp", re.I)
 # Families that report a death, whatever level they are logged at; families that break
@@ -587,6 +609,16 @@ def answered_request(text: str) -> bool:
     return bool(_SERVING.search(body) or _ACCESS_FAILED.search(body) or "| 5" in body and _ACCESS_5XX.search(body))
 
 
+# An access line whose status is 503: the server is up but says it cannot serve (its
+# engine is dead or not ready): 'POST /v1/models HTTP/1.1" 503', "| 503 |", "503 Service Unavailable".
+_UNAVAILABLE = re.compile(r"\"\s{1,3}503\b|\|\s{1,3}503\s{1,3}\||\b503 Service Unavailable\b")
+
+
+def unavailable_answer(text: str) -> bool:
+    """Whether ``text`` answers a request with 503: the server says it cannot serve it."""
+    return "503" in text[:600] and _UNAVAILABLE.search(text[:600]) is not None
+
+
 def next_step(text: str, sh: Shape | None = None) -> str | None:
     """What a line that follows an error says the process did next, if anything.
 
@@ -634,6 +666,11 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
         return make("benign", "exception-ignored")
     # Python's header for a thread's exception that it attributes to its own shutdown.
     if body.startswith("Exception in thread ") and "during interpreter shutdown" in body:
+        return make("benign", "exception-ignored")
+    # The interpreter's own reports of an exception it printed and went on from: an exit
+    # function that raised while the interpreter exits (the exit status is not changed),
+    # a ``.pth`` line the site module could not run ("Remainder of file ignored" follows).
+    if body.startswith(_INTERPRETER_WENT_ON) and body.rstrip().endswith(":"):
         return make("benign", "exception-ignored")
     # 2. The user's rules know the job best; the pack's specific harmless
     #    families come next (they name exactly what is harmless).
@@ -718,6 +755,12 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
     #     whether the job is stuck only time tells (the stall detector's part).
     if exc is None and level in (None, "info", "warning") and g & G_HANG and _HANG_WORDS.search(body):
         return make("warning", "hang-reported")
+    # 5c. A start-up that never completed, told as a timeout (not at the program's INFO or
+    #     DEBUG level, and not with a retry in the same line: then it is still trying). In a
+    #     server that goes on serving, one model's start failed, not the server (pending).
+    if (exc is None and level not in ("info", "debug") and g & G_STARTUP and _STARTUP_TIMED_OUT.search(body)
+            and not is_recovery(body, g)):
+        return make("fatal", "startup-timed-out", pending=service)
     if (
         level == "error"
         and g & G_DIST
@@ -931,14 +974,17 @@ def judge_line(text: str, rule: object | None, stage_kind: str = "task", sh: Sha
 
 
 def judge_traceback(
-    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str, warned: bool = False
+    exc_text: str, rule: object | None, *, ignored: bool, request: bool, stage_kind: str, warned: bool = False,
+    after_notice: bool = False,
 ) -> Verdict | None:
     """The verdict for a closed traceback, or None to wait for what comes next.
 
     ``exc_text`` is its last (exception) line; ``ignored``: Python announced
     it with ``Exception ignored in``; ``request``: its frames or its opener
     show request handling; ``warned``: it is the message of a Python warning
-    (``x.py:330: UserWarning: Error in stream_executor: Traceback (...)``).
+    (``x.py:330: UserWarning: Error in stream_executor: Traceback (...)``);
+    ``after_notice``: the line just above it introduced it (its message ends with a
+    colon) and was judged harmless, so the traceback is that notice's detail.
     """
     if ignored:
         return make("benign", "exception-ignored")
@@ -959,4 +1005,8 @@ def judge_traceback(
     body = sh.body
     if _DIED.search(body) or _NATIVE_FAILURE.search(body) or _FATAL_WORDS.search(body):
         return make("fatal", "process-died")
+    if after_notice:
+        # No family names its exception (an OOM, a death, a known failure would have
+        # been named above): the harmless notice that introduced it says what it is.
+        return make("benign", "notice-traceback")
     return None

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from eagle3tui.logs import catalog, endings
 from eagle3tui.logs.anatomy import shape
 from eagle3tui.logs.events import LogEvent
-from eagle3tui.logs.judge import announces_shutdown, answered_request, gate_bits, is_errorish, next_step, Verdict
+from eagle3tui.logs.frames import is_address_frame, is_frame
+from eagle3tui.logs.judge import (
+    announces_shutdown, answered_request, gate_bits, is_errorish, next_step, unavailable_answer, Verdict,
+)
 from eagle3tui.logs.monitor_terms import (
     ANNOUNCED_ENDING as _ANNOUNCED_ENDING,
     ERROR_THEN_ENDED as _ERROR_THEN_ENDED,
@@ -48,12 +51,14 @@ def report_goes_on(body: str) -> bool:
     A line that introduces what follows ("Unrecognized git object type:"), a record with
     a one-letter level of its own (apt's "N: See apt-secure(8) manpage ...", "W: ..."),
     make's record of the failed command ("make: *** [Makefile:2] 错误 128", in any
-    locale) or the pointer to the command's help that ends many reports ("See 'docker run
-    --help'.", "Try \"sbatch --help\" for more information") says nothing of the process
-    going on (nor does a line of the ending itself, which the caller reads with next_step).
+    locale), the pointer to the command's help that ends many reports ("See 'docker run
+    --help'.", "Try \"sbatch --help\" for more information") or a frame of the stack the
+    report prints under itself (a C++ runtime's "1       0x7f33b4eabcc7 f(...) + 82" after
+    its failed assertion) says nothing of the process going on (nor does a line of the
+    ending itself, which the caller reads with next_step).
     """
     return (body.endswith(":") or (body[1:3] == ": " and body[:1].isupper()) or "*** [" in body[:200]
-            or "--help" in body[:200])
+            or "--help" in body[:200] or is_frame(body) or is_address_frame(body))
 
 
 @dataclass
@@ -103,10 +108,11 @@ class Settlement:
         """
         if self._pending and rest.strip() and any(is_report(p.event) for p in self._pending):
             self._after_report(rest, no)
-        if self.stage_kind == "service" and self._pending and answered_request(rest):
+        if self.stage_kind == "service" and self._pending and answered_request(rest) and not unavailable_answer(rest):
             # A part of a server died (a model runner, a worker) and the server
             # then answered a request, even with a 500: the server outlived it.
-            # Not a death that said the server itself is going down.
+            # Not a death that said the server itself is going down, nor an answer
+            # that says the server cannot serve (a 503: it is up, its engine is not).
             self._recovered(no, f"the server answered a request after it (line {no})", answered=True)
         step = next_step(rest)
         if step is None:

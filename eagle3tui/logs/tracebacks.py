@@ -7,6 +7,7 @@ and how an exception line is told from the lines around it, live here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from eagle3tui.logs.anatomy import exception_line, shape
@@ -52,6 +53,7 @@ class OpenTraceback:
     first_text: str = ""
     ignored: bool = False  # announced by Python's "Exception ignored in"
     warned: bool = False  # the message of a Python warning ("x.py:1: UserWarning: ...: Traceback (...)")
+    after_notice: bool = False  # introduced by the harmless notice just above it ("...; continuing without it:")
     request: bool = False  # its frames or its opener show request handling
     # Its exception line, read, when it wraps another exception; the traceback
     # ends there unless the next line is another frame (see _tb_feed).
@@ -113,6 +115,24 @@ def wraps_another(line: str) -> bool:
     return line.split(":", 1)[0].strip().endswith(")")
 
 
+def introduced_by_notice(last: tuple[int, tuple[str | None, str], Verdict] | None, tail: Iterable[LogEvent],
+                         worker: str | None, no: int) -> bool:
+    """Whether the judged line just above a traceback opening on line ``no`` introduced it as a harmless notice.
+
+    ``last``: the monitor's last judged line of that worker (its number, header and
+    verdict); ``tail``: its latest events. The line introduces the traceback when its
+    message ends with a colon (the notice announces what follows: "Failed to import
+    optional plugin x, continuing without it:") and at most one blank line separates
+    them; harmless when it was judged benign.
+    """
+    if last is None or last[2].kind != "benign" or not 0 < no - last[0] <= 2:
+        return False
+    for ev in reversed(tuple(tail)):
+        if ev.worker == worker:
+            return ev.line == last[0] and ev.kind == "benign" and ev.text.rstrip().endswith(":")
+    return False
+
+
 class TracebackAssembly:
     """Assembling tracebacks and headless frame runs line by line, and the event each one ends as.
 
@@ -130,6 +150,7 @@ class TracebackAssembly:
             worker=worker,
             first_text=rest.strip(),
             ignored=no - self._ignored_at.get(worker, -99) <= 3,
+            after_notice=introduced_by_notice(self._last_verdict.get(worker), self._tail, worker, no),
             request=no - self._request_at.get(worker, -99) <= 2 or is_request_source(rest),
             record=(sh.level, sh.source) if sh.level and sh.source else None,
         )
@@ -418,7 +439,7 @@ class TracebackAssembly:
         )
         ignored = tb.ignored or tb.start - self._ignored_at.get(tb.worker, -99) <= 3
         v = judge_traceback(exc_line, rule, ignored=ignored, request=tb.request, stage_kind=self.stage_kind,
-                            warned=tb.warned)
+                            warned=tb.warned, after_notice=tb.after_notice)
         if ignored and exception_line(strip_log_header(exc_line)) is not None:
             self._ignored_at.pop(tb.worker, None)  # its exception line is consumed
         if v is None and tb.record is not None and tb.record[0] in ("warning", "info", "debug"):
