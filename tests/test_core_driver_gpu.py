@@ -18,11 +18,15 @@ GIB = 1 << 30
 @contextmanager
 def gpu_stage(pipeline, name: str, echo: str, util: int, held: int):
     """A one-stage pipeline on fake GPU 0, driven in-process; yields the fake GPU
-    once the stage's pid holds ``held`` bytes on it."""
+    once the stage's pid holds ``held`` bytes on it.
+
+    The stall floor leaves time for that: a launch does not wait for the stage's
+    pid, which reaches the status a pass (up to 1 s) later, and a stall judged
+    before the GPU holds anything of the stage has no GPU witness (``stalled``)."""
     pipeline.write(f"""
         [pipeline]
         gpu_interval = "0.1s"
-        stall_floor = "1s"
+        stall_floor = "3s"
 
         [[stage]]
         name = "{name}"
